@@ -9,13 +9,13 @@ import { fail } from "./errors.ts";
 import { Lattice, type Mat3, type Vec3 } from "./lattice.ts";
 import { speciesString as defaultLabel, type SiteSpecies, type SpeciesEntry, Structure } from "./structure.ts";
 
-export interface SpeciesDict {
+export type SpeciesDict = {
   element: string;
   oxidation_state?: number;
   spin?: number | null;
   occu: number;
-}
-export interface LatticeDict {
+};
+export type LatticeDict = {
   matrix: number[][];
   pbc: boolean[];
   a: number;
@@ -25,37 +25,37 @@ export interface LatticeDict {
   beta: number;
   gamma: number;
   volume: number;
-}
-export interface PeriodicSiteDict {
+};
+export type PeriodicSiteDict = {
   species: SpeciesDict[];
   abc: number[];
   properties: Record<string, unknown>;
   label: string;
   xyz: number[];
-}
-export interface MoleculeSiteDict {
+};
+export type MoleculeSiteDict = {
   name: string;
   species: SpeciesDict[];
   xyz: number[];
   properties: Record<string, unknown>;
   label: string;
-}
-export interface StructureDict {
+};
+export type StructureDict = {
   "@module": "pymatgen.core.structure";
   "@class": "Structure";
   charge: number;
   lattice: LatticeDict;
   properties: Record<string, unknown>;
   sites: PeriodicSiteDict[];
-}
-export interface MoleculeDict {
+};
+export type MoleculeDict = {
   "@module": "pymatgen.core.structure";
   "@class": "Molecule";
   charge: number;
   spin_multiplicity: number;
   sites: MoleculeSiteDict[];
   properties: Record<string, unknown>;
-}
+};
 export type AnyStructureDict = StructureDict | MoleculeDict;
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -222,9 +222,27 @@ export const latticeDict = (l: Lattice): LatticeDict => {
   return { matrix: l.matrix.map((r) => [...r]), pbc: [...l.pbc], a, b, c, alpha, beta, gamma, volume: l.volume };
 };
 
+/**
+ * Site properties as pymatgen holds them after loading: a key present on any site is present on
+ * every site, `null` where it was missing. pymatgen's own `Molecule.from_dict` fails on
+ * dictionaries whose sites carry different keys, so this is also what makes our output loadable.
+ */
+const uniformProperties = (props: readonly Record<string, unknown>[]): ((p: Record<string, unknown>) => Record<string, unknown>) => {
+  const keys: string[] = [];
+  const seen = new Set<string>();
+  for (const p of props) for (const k in p) if (!seen.has(k)) (seen.add(k), keys.push(k));
+  if (keys.length === 0) return (p) => p;
+  return (p) => {
+    let complete = true;
+    for (const k of keys) if (!(k in p)) complete = false;
+    return complete ? p : Object.fromEntries(keys.map((k) => [k, k in p ? p[k] : null]));
+  };
+};
+
 /** Write pymatgen's dictionary: same keys, same order, same classes. */
 export const toDict = (s: Structure): AnyStructureDict => {
   const n = s.length;
+  const props = uniformProperties(s.siteProperties);
   const c = s.cart;
   const speciesCache = new Map<SiteSpecies, SpeciesDict[]>();
   const spDict = (sp: SiteSpecies): SpeciesDict[] => {
@@ -243,7 +261,7 @@ export const toDict = (s: Structure): AnyStructureDict => {
         name: defaultLabel(sp),
         species: spDict(sp),
         xyz: [c[3 * i] as number, c[3 * i + 1] as number, c[3 * i + 2] as number],
-        properties: s.siteProperties[i] as Record<string, unknown>,
+        properties: props(s.siteProperties[i] as Record<string, unknown>),
         label: s.labels[i] as string,
       };
     }
@@ -262,7 +280,7 @@ export const toDict = (s: Structure): AnyStructureDict => {
     sites[i] = {
       species: spDict(s.species[i] as SiteSpecies),
       abc: [f[3 * i] as number, f[3 * i + 1] as number, f[3 * i + 2] as number],
-      properties: s.siteProperties[i] as Record<string, unknown>,
+      properties: props(s.siteProperties[i] as Record<string, unknown>),
       label: s.labels[i] as string,
       xyz: [c[3 * i] as number, c[3 * i + 1] as number, c[3 * i + 2] as number],
     };

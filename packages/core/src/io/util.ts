@@ -1,0 +1,95 @@
+/**
+ * Small helpers shared by the format modules. Everything here is isomorphic (no Node imports):
+ * the same readers run in the browser studio and in the service.
+ */
+import { isElement } from "../elements.ts";
+import { AtomStudioError } from "../errors.ts";
+import type { Structure } from "../structure.ts";
+
+export type FormatId = "cif" | "poscar" | "xdatcar" | "xyz" | "extxyz" | "pdb" | "json";
+
+/** One file format: how to recognise it, read it (all frames) and write it. */
+export interface StructureFormat {
+  readonly id: FormatId;
+  /** Human-readable name for messages and menus. */
+  readonly name: string;
+  /** Lower-case file extensions without the dot. */
+  readonly extensions: readonly string[];
+  /** Confidence in [0, 1] that `content` (and `filename`, if given) is this format; 0 = surely not. */
+  detect(content: string, filename?: string): number;
+  /** Every frame in the file; throws INVALID_FORMAT with the reason when unreadable. */
+  read(content: string): Structure[];
+  write(s: Structure): string;
+  /** Multi-frame formats can write a trajectory. */
+  writeFrames?(frames: readonly Structure[]): string;
+}
+
+/** Readers throw this; the entry point collects the reasons of every format it tried. */
+export const formatError = (message: string, details?: Record<string, unknown>): AtomStudioError =>
+  new AtomStudioError("INVALID_FORMAT", message, details);
+
+const NUMBER_RE = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eEdD][+-]?\d+)?$/;
+
+/**
+ * Strict float parsing: JavaScript's Number() accepts "", "0x1f" and "Infinity", which must not
+ * turn garbage into coordinates. Fortran "1.0D+00" exponents are accepted (old VASP/XYZ writers).
+ */
+export const parseNum = (tok: string | undefined): number => {
+  if (tok === undefined || !NUMBER_RE.test(tok)) return Number.NaN;
+  const v = Number(tok.includes("d") || tok.includes("D") ? tok.replace(/[dD]/, "e") : tok);
+  return Number.isFinite(v) ? v : Number.NaN;
+};
+
+/** A finite number or an INVALID_FORMAT error saying where. */
+export const requireNum = (tok: string | undefined, where: string): number => {
+  const v = parseNum(tok);
+  if (Number.isNaN(v)) throw formatError(`${where}: expected a number, got ${JSON.stringify(tok ?? "")}`);
+  return v;
+};
+
+export const parseIntStrict = (tok: string | undefined): number => (tok !== undefined && /^[+-]?\d+$/.test(tok) ? Number(tok) : Number.NaN);
+
+export const splitLines = (content: string): string[] => content.split(/\r?\n|\r/);
+
+export const tokens = (line: string | undefined): string[] => {
+  const t = (line ?? "").trim();
+  return t === "" ? [] : t.split(/\s+/);
+};
+
+/** "FE", "fe", "Fe" -> "Fe" when that is an element. */
+export const normalizeElement = (sym: string): string | undefined => {
+  if (sym.length === 0 || sym.length > 3) return undefined;
+  const s = sym[0]!.toUpperCase() + sym.slice(1).toLowerCase();
+  return isElement(s) ? s : undefined;
+};
+
+/** Last path component, without directories (both separators: names come from browsers too). */
+export const baseName = (filename: string | undefined): string => (filename ?? "").split(/[\\/]/).pop() ?? "";
+
+/** Lower-case extension without dot, ignoring a trailing .gz/.bz2/.xz. */
+export const extensionOf = (filename: string | undefined): string => {
+  const parts = baseName(filename).toLowerCase().split(".");
+  if (parts.length > 2 && ["gz", "bz2", "xz"].includes(parts[parts.length - 1]!)) parts.pop();
+  return parts.length > 1 ? parts[parts.length - 1]! : "";
+};
+
+/** The first `n` characters: detection never needs to scan a whole trajectory. */
+export const head = (content: string, n = 8192): string => (content.length > n ? content.slice(0, n) : content);
+
+/** Fixed-width formatting, right-aligned, as Fortran/C writers do. */
+export const fmt = (x: number, decimals: number, width = 0): string => {
+  let s = (Math.abs(x) < 0.5 * 10 ** -decimals ? 0 : x).toFixed(decimals);
+  if (s.startsWith("-") && Number(s) === 0) s = s.slice(1);
+  return s.padStart(width);
+};
+
+/** Elements of ordered sites; writers for formats without occupancies call this. */
+export const orderedElements = (s: Structure, formatName: string): string[] =>
+  s.species.map((sp, i) => {
+    const only = sp[0];
+    if (sp.length !== 1 || !only || Math.abs(only.occu - 1) > 1e-8)
+      throw formatError(`${formatName} cannot hold partially occupied sites (site ${i} is ${s.labels[i]})`, {
+        site: i,
+      });
+    return only.element;
+  });

@@ -1,0 +1,95 @@
+/**
+ * The Fastify application: routes generated from the operation registry, plus the service's
+ * safety defaults (bearer token, CORS allowlist, body cap, ErrorResponse for every failure).
+ */
+import { timingSafeEqual } from "node:crypto";
+import cors from "@fastify/cors";
+import swagger from "@fastify/swagger";
+import swaggerUi from "@fastify/swagger-ui";
+import { AtomStudioError } from "atomstudio-core";
+import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from "fastify";
+import type { ServiceConfig } from "../config.ts";
+import type { ServiceContext } from "../context.ts";
+import { operations as allOperations } from "../operations/index.ts";
+import { defaultPlugins, type Plugin } from "../plugins.ts";
+import { openApiDocument } from "../registry/openapi.ts";
+import type { Operation } from "../registry/operation.ts";
+import { assistantTools, mcpTools } from "../registry/tools.ts";
+import { parseInput } from "../registry/validate.ts";
+import { sendError } from "./errors.ts";
+
+export interface AppOptions {
+  config: ServiceConfig;
+  operations?: readonly Operation[];
+  logger?: FastifyServerOptions["logger"];
+  /** Plugins registered after the registry's routes; default: every plugin of the service. */
+  plugins?: readonly Plugin[];
+}
+
+const tokenMatches = (header: string | undefined, token: string): boolean => {
+  const m = /^Bearer\s+(.+)$/i.exec(header ?? "");
+  if (!m) return false;
+  const a = Buffer.from(m[1] as string);
+  const b = Buffer.from(token);
+  return a.length === b.length && timingSafeEqual(a, b);
+};
+
+/** Documentation carries no data, so a browser can read it without the token. */
+const isPublicDoc = (url: string): boolean => url === "/api/openapi.json" || url === "/api/docs" || url.startsWith("/api/docs/");
+
+export const buildApp = async (opts: AppOptions): Promise<{ app: FastifyInstance; ctx: ServiceContext }> => {
+  const { config } = opts;
+  const operations = opts.operations ?? allOperations;
+  const app = Fastify({
+    logger: opts.logger ?? {
+      level: config.logLevel,
+      redact: { paths: ["req.headers.authorization", 'req.headers["x-api-key"]', "api_key", "*.api_key"], censor: "[redacted]" },
+    },
+    bodyLimit: config.bodyLimit,
+    // One log line per request would cost more than most operations; errors are still logged.
+    logController: new LogController({ disableRequestLogging: true }),
+    routerOptions: { ignoreTrailingSlash: true },
+  });
+  const ctx: ServiceContext = { config, log: app.log, services: {} };
+
+  app.setErrorHandler((err, req, reply) => sendError(reply, req, err));
+  app.setNotFoundHandler((req, reply) =>
+    sendError(reply, req, new AtomStudioError("NOT_FOUND", `No route ${req.method} ${req.url.split("?")[0]}`, undefined, 404)),
+  );
+
+  if (config.token) {
+    const token = config.token;
+    app.addHook("onRequest", async (req, reply) => {
+      const url = req.url.split("?")[0] as string;
+      if (!(url.startsWith("/api") || url.startsWith("/mcp")) || isPublicDoc(url)) return;
+      const queryToken = (req.query as Record<string, unknown> | undefined)?.token;
+      // Browsers cannot set headers on WebSocket upgrades: those may carry ?token=.
+      const viaQuery = req.headers.upgrade?.toLowerCase() === "websocket" && typeof queryToken === "string";
+      if (tokenMatches(req.headers.authorization, token) || (viaQuery && tokenMatches(`Bearer ${queryToken}`, token))) return;
+      return sendError(reply, req, new AtomStudioError("UNAUTHORIZED", "Missing or invalid bearer token", undefined, 401));
+    });
+  }
+
+  if (config.corsOrigins.length) await app.register(cors, { origin: config.corsOrigins, credentials: false });
+
+  const document = openApiDocument(operations);
+  await app.register(swagger, { mode: "static", specification: { document: document as never } });
+  await app.register(swaggerUi, { routePrefix: "/api/docs" });
+  app.get("/api/openapi.json", async () => document);
+  app.get("/api/tools", async () => ({ assistant: assistantTools(operations), mcp: mcpTools(operations) }));
+
+  for (const op of operations) {
+    app.route({
+      method: op.method,
+      url: op.path,
+      handler: async (req) => {
+        const raw = op.method === "GET" ? req.query : req.body;
+        const input = parseInput(op, raw);
+        return op.handler(input, { ...ctx, request: { headers: req.headers, query: req.query as Record<string, unknown> } });
+      },
+    });
+  }
+
+  for (const plugin of opts.plugins ?? defaultPlugins) await plugin(app, ctx);
+  return { app, ctx };
+};

@@ -1,0 +1,12 @@
+/**
+ * The service's plugins beyond the registry's routes (viewer relay, MCP, chat, optimization,
+ * studio). Each is `(app, ctx) => void`: it registers routes and puts its service on
+ * `ctx.services` for operations to use. The order matters only where one plugin uses another's
+ * service; the studio's catch-all static route goes last.
+ */
+import type { FastifyInstance } from "fastify";
+import type { ServiceContext } from "./context.ts";
+
+export type Plugin = (app: FastifyInstance, ctx: ServiceContext) => Promise<void> | void;
+
+export const defaultPlugins: Plugin[] = [];

@@ -1,0 +1,49 @@
+/**
+ * The operation registry: each operation is declared once (schemas, handler, route, tool names)
+ * and every surface is generated from it: HTTP routes and validation, the OpenAPI document, MCP
+ * tools, the assistant's tool definitions and workflow steps.
+ */
+import type { z } from "zod";
+import type { ServiceContext } from "../context.ts";
+
+export type HttpMethod = "GET" | "POST";
+
+/** How the assistant's tool input becomes the endpoint's request (declarative: the studio reads it). */
+export interface AssistantToolSpec {
+  /** Tool name the model sees (`add_atom`). */
+  name: string;
+  description?: string;
+  /** Request field that receives the studio's current structure; the tool input omits it. */
+  inject?: "structure" | "base";
+  /** Tool field name → request field name (e.g. `incoming_structure` → `incoming`). */
+  rename?: Record<string, string>;
+  /** Whether the response's `structure` replaces the studio's current structure. */
+  replacesStructure: boolean;
+}
+
+export interface ErrorRow {
+  status: number;
+  code: string;
+  when: string;
+}
+
+export interface Operation<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
+  /** Stable id, also the OpenAPI operationId. */
+  id: string;
+  method: HttpMethod;
+  path: string;
+  summary: string;
+  description?: string;
+  tag: string;
+  /** Body (POST) or query parameters (GET). */
+  input: I;
+  output: O;
+  handler: (input: z.output<I>, ctx: ServiceContext) => Promise<z.input<O>> | z.input<O>;
+  errors?: ErrorRow[];
+  /** MCP tool name (`svc_…`); absent: not an MCP tool. */
+  mcp?: string;
+  assistant?: AssistantToolSpec;
+}
+
+/** Identity with inference: declare an operation with typed handler input and output. */
+export const defineOperation = <I extends z.ZodType, O extends z.ZodType>(op: Operation<I, O>): Operation<I, O> => op;

@@ -150,12 +150,17 @@ describe("operations equal pymatgen's", () => {
 
   it("every case matches", () => {
     const failures: string[] = [];
-    cases.forEach((c, k) => {
+    for (const [k, c] of cases.entries()) {
       const r = results[k] as Result;
-      const bad = (why: string) => failures.push(`${c.name}: ${why}`);
-      if (r.error) return bad(r.error);
-      if (!r.loads) return bad("does not load");
-      if (r.n?.[0] !== r.n?.[1]) return bad(`site count ${r.n}`);
+      const bad = (why: string) => void failures.push(`${c.name}: ${why}`);
+      if (r.error) {
+        bad(r.error);
+        continue;
+      }
+      if (!r.loads || r.n?.[0] !== r.n?.[1]) {
+        bad(r.loads ? `site count ${r.n}` : "does not load");
+        continue;
+      }
       if (r.has_lattice?.[0] !== r.has_lattice?.[1]) bad(`lattice presence ${r.has_lattice}`);
       if (r.formula?.[0] !== r.formula?.[1]) bad(`formula ${r.formula}`);
       if (c.formula !== r.formula?.[1]) bad(`our formula ${c.formula} vs ${r.formula?.[1]}`);
@@ -165,7 +170,7 @@ describe("operations equal pymatgen's", () => {
       if (!r.properties_equal) bad("site properties differ");
       if (!((r.max_dxyz ?? Number.POSITIVE_INFINITY) <= 1e-8)) bad(`coordinates differ by ${r.max_dxyz} A`);
       if (r.max_dlattice !== undefined && !(r.max_dlattice <= 1e-8)) bad(`lattice differs by ${r.max_dlattice}`);
-    });
+    }
     expect(failures).toEqual([]);
   });
 });

@@ -1,0 +1,358 @@
+"""Calculator and optimizer registry: what exists, what is available here and why not, and how to
+build an ASE calculator for a request.
+
+Availability is decided without importing the heavy libraries (importlib's find_spec only), so
+`calculators` answers fast on a cold worker. Models are loaded once per worker process and cached
+(decisions §8); ML models are never downloaded: they come from the package itself (CHGNet ships its
+weights) or from a path given in `calculator_params.model_path` or an environment variable.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+from ase.data import chemical_symbols
+
+from .errors import WorkerError
+from .xtb_program import xtb_path
+
+log = logging.getLogger("atomstudio_worker")
+
+EMT_ELEMENTS = ["Al", "Cu", "Ag", "Au", "Ni", "Pd", "Pt", "H", "C", "N", "O"]
+# GFN1/GFN2 and GFN-FF are parametrized for H..Rn (Z = 1..86)
+Z86 = chemical_symbols[1:87]
+# CHGNet 0.3.0 was trained on the Materials Project trajectory set: Z = 1..94
+Z94 = chemical_symbols[1:95]
+
+GFN0_REASON = (
+    "no working GFN0-xTB engine here: tblite and dxtb implement GFN1/GFN2 only, and Debian's xtb "
+    "6.5.1 (`xtb --gfn 0`, with XTBPATH=/usr/share/xtb for param_gfn0-xtb.txt) aborts on molecules "
+    "in generate_wsc.f90 (allocation of ~1.8e19 bytes); its periodic GFN0 path runs but the energy "
+    "of one water molecule changes by 0.15 Hartree between a 30 and a 40 Bohr box, so it is not "
+    "offered. Use gfn1, gfn2 or gfnff instead."
+)
+UFF_REASON = "runs in the browser (WebAssembly) in the web studio, not in the Python worker"
+# Molecules given to models that need a cell (CHGNet, M3GNet) are put in a box whose images are
+# this far apart, well beyond their 5-6 Angstrom cutoffs, so the energy is the isolated molecule's.
+MOLECULE_BOX_PADDING = 20.0
+
+
+def _hidden_modules() -> set[str]:
+    # Lets tests (and people) simulate a missing optional library without uninstalling it.
+    raw = os.environ.get("ATOMSTUDIO_WORKER_HIDE_MODULES", "")
+    return {m.strip() for m in raw.split(",") if m.strip()}
+
+
+def module_present(name: str) -> bool:
+    if name.split(".")[0] in _hidden_modules():
+        return False
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def pip_command(*pkgs: str) -> str:
+    return "pip install " + " ".join(pkgs)
+
+
+@dataclass(frozen=True)
+class CalcSpec:
+    id: str
+    name: str
+    kind: str
+    supports_pbc: bool
+    elements: list[str] | None  # None: all elements, or the model decides (checked after loading)
+    needs_cell: bool = False  # molecules are boxed (see MOLECULE_BOX_PADDING)
+    model_env: str | None = None
+
+
+SPECS: dict[str, CalcSpec] = {
+    s.id: s
+    for s in [
+        CalcSpec("emt", "EMT (effective medium theory)", "empirical potential for metals", True, EMT_ELEMENTS),
+        CalcSpec("gfn2", "GFN2-xTB", "tight binding", True, Z86),
+        CalcSpec("gfn1", "GFN1-xTB", "tight binding", True, Z86),
+        CalcSpec("gfn0", "GFN0-xTB", "tight binding", True, Z86),
+        CalcSpec("gfnff", "GFN-FF", "force field", True, Z86),
+        CalcSpec("mace", "MACE", "machine-learned potential (equivariant neural network)", True, None,
+                 model_env="ATOMSTUDIO_MACE_MODEL"),
+        CalcSpec("chgnet", "CHGNet", "machine-learned potential (crystal Hamiltonian graph network)", True, Z94,
+                 needs_cell=True, model_env="ATOMSTUDIO_CHGNET_MODEL"),
+        CalcSpec("m3gnet", "M3GNet", "machine-learned potential (3-body graph network)", True, None,
+                 needs_cell=True, model_env="ATOMSTUDIO_M3GNET_MODEL"),
+        CalcSpec("uff", "UFF (universal force field)", "force field", False, None),
+    ]
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# availability
+
+
+def _engine(calc_id: str, params: dict[str, Any] | None = None) -> tuple[str | None, str]:
+    """(engine, status_message); engine None means unavailable and the message says why and how."""
+    params = params or {}
+    wanted = params.get("engine")
+    if calc_id == "emt":
+        return "ase", "ASE's EMT"
+    if calc_id in ("gfn2", "gfn1"):
+        if wanted in (None, "tblite") and module_present("tblite"):
+            return "tblite", "tblite (Python)"
+        if wanted in (None, "xtb") and xtb_path():
+            return "xtb", "xtb program (molecules only)"
+        if wanted not in (None, "tblite", "xtb"):
+            return None, f"unknown engine {wanted!r} for {calc_id} (tblite or xtb)"
+        return None, f"tblite is not installed: {pip_command('tblite')} (or apt-get install xtb)"
+    if calc_id == "gfnff":
+        if wanted in (None, "gfnff") and module_present("gfnff"):
+            return "gfnff", "gfnff library (Python)"
+        if wanted in (None, "xtb") and xtb_path():
+            return "xtb", "xtb program (molecules only)"
+        if wanted not in (None, "gfnff", "xtb"):
+            return None, f"unknown engine {wanted!r} for gfnff (gfnff or xtb)"
+        return None, f"gfnff is not installed: {pip_command('gfnff')} (or apt-get install xtb)"
+    if calc_id == "gfn0":
+        return None, GFN0_REASON
+    if calc_id == "uff":
+        return None, UFF_REASON
+    if calc_id == "chgnet":
+        if not module_present("chgnet") or not module_present("torch"):
+            return None, "CHGNet is not installed: pip install torch==2.13.0 && pip install chgnet"
+        return "chgnet", "CHGNet with the weights its package ships (0.3.0)"
+    if calc_id == "mace":
+        if not module_present("mace") or not module_present("torch"):
+            return None, "MACE is not installed: pip install torch==2.13.0 && pip install mace-torch"
+        path = params.get("model_path") or os.environ.get("ATOMSTUDIO_MACE_MODEL")
+        if not path:
+            return None, ("no MACE model configured (models cannot be downloaded here): set "
+                          "ATOMSTUDIO_MACE_MODEL=/path/to/model.model or pass calculator_params.model_path")
+        if not os.path.exists(path):
+            return None, f"MACE model file not found: {path}"
+        return "mace", f"mace-torch, model {os.path.basename(path)}"
+    if calc_id == "m3gnet":
+        if not module_present("matgl") or not module_present("torch"):
+            return None, "M3GNet is not installed: pip install torch==2.13.0 && pip install matgl"
+        path = params.get("model_path") or os.environ.get("ATOMSTUDIO_M3GNET_MODEL")
+        if not path:
+            return None, ("no M3GNet model configured (matgl downloads pretrained models, which cannot be "
+                          "done here): set ATOMSTUDIO_M3GNET_MODEL=/path/to/saved_model_dir or pass "
+                          "calculator_params.model_path")
+        if not os.path.exists(os.path.join(path, "model.json")):
+            return None, f"not a saved matgl model directory (no model.json): {path}"
+        return "matgl", f"matgl, model {os.path.basename(os.path.normpath(path))}"
+    return None, "unknown calculator"
+
+
+def describe_calculator(calc_id: str) -> dict[str, Any]:
+    spec = SPECS[calc_id]
+    engine, msg = _engine(calc_id)
+    supports_pbc = spec.supports_pbc and engine != "xtb"
+    return {
+        "id": spec.id,
+        "name": spec.name,
+        "kind": spec.kind,
+        "available": engine is not None,
+        "status_message": None if engine else msg,
+        "engine": msg if engine else None,
+        "supports_pbc": supports_pbc,
+        "elements": spec.elements,
+    }
+
+
+OPTIMIZERS = {
+    "bfgs": ("BFGS", "minimizer", "ASE's BFGS quasi-Newton minimizer"),
+    "tr_min": ("Trust-radius minimizer", "minimizer", "Sella, order 0"),
+    "tr_ts": ("Transition-state search", "saddle point", "Sella, order 1"),
+    "irc": ("Intrinsic reaction coordinate", "reaction path", "Sella IRC"),
+}
+SELLA_INSTALL = "pip install sella"
+
+
+def optimizer_status(opt_id: str) -> tuple[bool, str | None]:
+    if opt_id == "bfgs":
+        return True, None
+    if module_present("sella"):
+        return True, None
+    return False, f"{opt_id} needs the Sella library, which is not installed: {SELLA_INSTALL}"
+
+
+def describe_optimizer(opt_id: str) -> dict[str, Any]:
+    name, kind, desc = OPTIMIZERS[opt_id]
+    ok, msg = optimizer_status(opt_id)
+    return {"id": opt_id, "name": name, "kind": kind, "description": desc, "available": ok,
+            "status_message": msg}
+
+
+# ---------------------------------------------------------------------------------------------
+# building calculators
+
+_cache: dict[tuple, Any] = {}
+_cache_lock = threading.Lock()
+
+
+def _device(params: dict[str, Any]) -> str:
+    device = str(params.get("device") or os.environ.get("ATOMSTUDIO_DEVICE") or "cpu")
+    if device not in ("cpu", "cuda") and not device.startswith("cuda:"):
+        raise WorkerError("MALFORMED_REQUEST", f"calculator_params.device must be cpu or cuda, got {device!r}",
+                          {"fields": ["calculator_params.device"]})
+    if device.startswith("cuda"):
+        import torch
+
+        if not torch.cuda.is_available():
+            raise WorkerError("CALCULATOR_UNAVAILABLE", "device cuda requested but torch sees no CUDA device "
+                              "(this torch build or machine has none); use device cpu")
+    return device
+
+
+def _cached(key: tuple, build: Callable[[], Any]) -> Any:
+    with _cache_lock:
+        if key not in _cache:
+            log.info("loading %s", key)
+            _cache[key] = build()
+        return _cache[key]
+
+
+def _charge_mult(meta) -> tuple[int, int | None]:
+    charge = int(round(meta.charge)) if meta is not None else 0
+    mult = meta.spin_multiplicity if meta is not None and meta.is_molecule else None
+    return charge, mult
+
+
+@dataclass
+class Prepared:
+    calc: Any
+    engine: str
+    elements: list[str] | None  # the loaded model's element list, when the model decides
+
+
+def check_calculator(calc_id: str, params: dict[str, Any]) -> tuple[CalcSpec, str]:
+    if calc_id not in SPECS:
+        raise WorkerError("UNKNOWN_CALCULATOR", f"unknown calculator {calc_id!r}; known: {', '.join(SPECS)}")
+    engine, msg = _engine(calc_id, params)
+    if engine is None:
+        raise WorkerError("CALCULATOR_UNAVAILABLE", f"{calc_id} is unavailable: {msg}")
+    return SPECS[calc_id], engine
+
+
+def check_system(spec: CalcSpec, engine: str, atoms, elements: list[str] | None) -> None:
+    """Elements and periodicity, before any work starts."""
+    allowed = elements if elements is not None else spec.elements
+    symbols = sorted(set(atoms.get_chemical_symbols()))
+    if allowed is not None:
+        bad = [s for s in symbols if s not in allowed]
+        if bad:
+            raise WorkerError(
+                "UNSUPPORTED_ELEMENTS",
+                f"{spec.id} does not support {', '.join(bad)} (supported: {', '.join(allowed)})",
+                {"unsupported": bad, "supported": allowed},
+            )
+    if atoms.pbc.any() and (not spec.supports_pbc or engine == "xtb"):
+        raise WorkerError(
+            "UNSUPPORTED_ELEMENTS",
+            f"{spec.id} via {engine} cannot do periodic structures; send a molecule or use another calculator",
+            {"periodic": True},
+        )
+
+
+def build(calc_id: str, engine: str, params: dict[str, Any], meta=None) -> Prepared:
+    """An ASE calculator for one request. Heavy models come from the per-process cache."""
+    charge, mult = _charge_mult(meta)
+    charge = int(params.get("charge", charge))
+    if params.get("multiplicity") is not None:
+        mult = int(params["multiplicity"])
+    if calc_id == "emt":
+        from ase.calculators.emt import EMT
+
+        return Prepared(EMT(), engine, None)
+    if calc_id in ("gfn2", "gfn1", "gfnff") and engine == "xtb":
+        from .xtb_program import XTBProgram
+
+        uhf = (mult - 1) if mult else 0
+        return Prepared(XTBProgram(method=calc_id, charge=charge, uhf=uhf), engine, None)
+    if calc_id in ("gfn2", "gfn1"):
+        from tblite.ase import TBLite
+
+        kw: dict[str, Any] = {"method": "GFN2-xTB" if calc_id == "gfn2" else "GFN1-xTB", "verbosity": 0,
+                              "charge": charge}
+        if mult:
+            kw["multiplicity"] = mult
+        if params.get("accuracy") is not None:
+            kw["accuracy"] = float(params["accuracy"])
+        if params.get("electronic_temperature") is not None:
+            kw["electronic_temperature"] = float(params["electronic_temperature"])
+        return Prepared(TBLite(**kw), engine, None)
+    if calc_id == "gfnff":
+        from gfnff import GFNFF
+
+        return Prepared(GFNFF(charge=charge), engine, None)
+    if calc_id == "chgnet":
+        device = _device(params)
+        path = params.get("model_path") or os.environ.get(SPECS["chgnet"].model_env or "")
+        name = str(params.get("model", "0.3.0"))
+
+        def load():
+            from chgnet.model import CHGNet
+
+            if path:
+                return CHGNet.from_file(path)
+            return CHGNet.load(model_name=name, verbose=False)
+
+        try:
+            model = _cached(("chgnet", path or name, device), load)
+        except Exception as exc:  # a bad file or model name is the caller's problem, not a crash
+            raise WorkerError("CALCULATOR_UNAVAILABLE", f"could not load CHGNet model: {exc}") from exc
+        from chgnet.model.dynamics import CHGNetCalculator
+
+        return Prepared(CHGNetCalculator(model=model, use_device=device), engine, None)
+    if calc_id == "mace":
+        device = _device(params)
+        path = params.get("model_path") or os.environ["ATOMSTUDIO_MACE_MODEL"]
+        dtype = str(params.get("dtype", "float64"))
+
+        def load():
+            from mace.calculators import MACECalculator
+
+            return MACECalculator(model_paths=path, device=device, default_dtype=dtype)
+
+        try:
+            calc = _cached(("mace", os.path.abspath(path), device, dtype), load)
+        except Exception as exc:
+            raise WorkerError("CALCULATOR_UNAVAILABLE", f"could not load MACE model {path}: {exc}") from exc
+        calc.reset()
+        elements = [chemical_symbols[int(z)] for z in calc.z_table.zs]
+        return Prepared(calc, engine, elements)
+    if calc_id == "m3gnet":
+        device = _device(params)
+        path = params.get("model_path") or os.environ["ATOMSTUDIO_M3GNET_MODEL"]
+
+        def load():
+            import matgl
+
+            pot = matgl.load_model(path)
+            if device != "cpu":
+                pot = pot.to(device)
+            return pot
+
+        try:
+            pot = _cached(("m3gnet", os.path.abspath(path), device), load)
+        except Exception as exc:
+            raise WorkerError("CALCULATOR_UNAVAILABLE", f"could not load M3GNet model {path}: {exc}") from exc
+        from matgl.ext.ase import PESCalculator
+
+        elements = list(getattr(pot.model, "element_types", None) or []) or None
+        return Prepared(PESCalculator(pot, stress_unit="eV/A3"), engine, elements)
+    raise WorkerError("UNKNOWN_CALCULATOR", f"unknown calculator {calc_id!r}")
+
+
+def box_molecule(atoms) -> None:
+    """Give a molecule a cell for models that need one (images far beyond the model cutoff)."""
+    extent = np.ptp(atoms.get_positions(), axis=0)
+    atoms.set_cell(np.diag(extent + 2 * MOLECULE_BOX_PADDING))
+    atoms.set_pbc(True)

@@ -86,8 +86,7 @@ const parseBlocks = (content: string): Block[] => {
   const blocks: Block[] = [];
   let cur: Block | null = null;
   const isKey = (t: Token | undefined): boolean => !!t && !t.literal && t.value.startsWith("_");
-  const isReserved = (t: Token | undefined): boolean =>
-    !!t && !t.literal && /^(loop_|data_|save_|global_|stop_)/i.test(t.value);
+  const isReserved = (t: Token | undefined): boolean => !!t && !t.literal && /^(loop_|data_|save_|global_|stop_)/i.test(t.value);
   let i = 0;
   while (i < toks.length) {
     const t = toks[i] as Token;
@@ -107,12 +106,15 @@ const parseBlocks = (content: string): Block[] => {
       const vals: string[] = [];
       while (i < toks.length && !isKey(toks[i]) && !isReserved(toks[i])) vals.push((toks[i++] as Token).value);
       if (vals.length % keys.length !== 0)
-        throw formatError(`CIF block ${cur.name}: a loop has ${vals.length} values for ${keys.length} columns (${keys[0]}, ...)`, {
-          columns: keys,
-        });
+        throw formatError(
+          `CIF block ${cur.name}: a loop has ${vals.length} values for ${keys.length} columns (${keys[0]}, ...)`,
+          {
+            columns: keys,
+          },
+        );
       const cols = keys.map(() => [] as string[]);
       for (let k = 0; k < vals.length; k++) (cols[k % keys.length] as string[]).push(vals[k] as string);
-      keys.forEach((k, c) => cur?.values.set(k, cols[c] as string[]));
+      for (let c = 0; c < keys.length; c++) cur.values.set(keys[c] as string, cols[c] as string[]);
     } else if (isKey(t)) {
       if (!cur) throw formatError("CIF: a data item before any data_ block");
       const v = toks[i + 1];
@@ -185,7 +187,13 @@ const parseSymop = (s: string): SymOp => {
 };
 
 const apply = (op: SymOp, c: readonly number[]): number[] =>
-  op.r.map((row, i) => (row[0] as number) * (c[0] as number) + (row[1] as number) * (c[1] as number) + (row[2] as number) * (c[2] as number) + (op.t[i] as number));
+  op.r.map(
+    (row, i) =>
+      (row[0] as number) * (c[0] as number) +
+      (row[1] as number) * (c[1] as number) +
+      (row[2] as number) * (c[2] as number) +
+      (op.t[i] as number),
+  );
 
 const SYMOP_KEYS = ["_symmetry_equiv_pos_as_xyz", "_space_group_symop_operation_xyz"];
 const SG_KEYS = [
@@ -213,7 +221,16 @@ const symops = (b: Block): SymOp[] => {
     if (n && cifNumber(n) > 1)
       throw formatError(`CIF block ${b.name}: space group number ${n} is given but its symmetry operations are not listed`);
   }
-  return [{ r: [[1, 0, 0], [0, 1, 0], [0, 0, 1]], t: [0, 0, 0] }];
+  return [
+    {
+      r: [
+        [1, 0, 0],
+        [0, 1, 0],
+        [0, 0, 1],
+      ],
+      t: [0, 0, 0],
+    },
+  ];
 };
 
 const SPECIAL_SYMBOLS: Record<string, string> = { Hw: "H", Ow: "O", Wat: "O", wat: "O", OH: "", OH2: "", NO3: "N" };
@@ -289,8 +306,12 @@ const averageX = (sp: SiteSpecies): number => {
 const blockToStructure = (b: Block): Structure => {
   const cell = ["a", "b", "c"].map((k) => cifNumber(scalar(b, `_cell_length_${k}`)));
   const angles = ["alpha", "beta", "gamma"].map((k) => cifNumber(scalar(b, `_cell_angle_${k}`)));
-  const missing = [...["a", "b", "c"].filter((_, i) => Number.isNaN(cell[i])), ...["alpha", "beta", "gamma"].filter((_, i) => Number.isNaN(angles[i]))];
-  if (missing.length) throw formatError(`CIF block ${b.name}: no unit cell (missing or unreadable _cell_length/_cell_angle ${missing.join(", ")})`);
+  const missing = [
+    ...["a", "b", "c"].filter((_, i) => Number.isNaN(cell[i])),
+    ...["alpha", "beta", "gamma"].filter((_, i) => Number.isNaN(angles[i])),
+  ];
+  if (missing.length)
+    throw formatError(`CIF block ${b.name}: no unit cell (missing or unreadable _cell_length/_cell_angle ${missing.join(", ")})`);
   if (cell.some((v) => v <= 0) || angles.some((v) => v <= 0 || v >= 180))
     throw formatError(`CIF block ${b.name}: impossible cell parameters ${[...cell, ...angles].join(", ")}`);
   let lattice: Lattice;
@@ -381,7 +402,9 @@ const blockToStructure = (b: Block): Structure => {
       );
     const scale = total > 1 ? 1 / total : 1;
     const sp: SpeciesEntry[] = [...comp.entries.values()].map((e) =>
-      e.oxi === undefined ? { element: e.element, occu: e.amount * scale } : { element: e.element, occu: e.amount * scale, oxidation_state: e.oxi },
+      e.oxi === undefined
+        ? { element: e.element, occu: e.amount * scale }
+        : { element: e.element, occu: e.amount * scale, oxidation_state: e.oxi },
     );
     const frozen = Object.freeze(sp);
     const out: number[][] = [];
@@ -475,7 +498,8 @@ export const writeCif = (s: Structure): string => {
   ];
   const oxi = new Map<string, number>();
   for (const sp of s.species)
-    for (const e of sp) if (e.oxidation_state !== undefined) oxi.set(`${e.element}${oxSuffix(e.oxidation_state)}`, e.oxidation_state);
+    for (const e of sp)
+      if (e.oxidation_state !== undefined) oxi.set(`${e.element}${oxSuffix(e.oxidation_state)}`, e.oxidation_state);
   if (oxi.size) {
     out.push("loop_", " _atom_type_symbol", " _atom_type_oxidation_number");
     for (const [k, v] of oxi) out.push(`  ${k}  ${v}`);

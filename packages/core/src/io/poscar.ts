@@ -80,7 +80,8 @@ const readHeader = (lines: readonly string[], start: number, what: string): Head
   let symbols: string[] | null = null;
   let counts: number[] = [];
   const first = tokens(line(i));
-  if (first.length === 0) throw formatError(`${what} line ${start + i + 1}: expected species or atom counts, found an empty line`);
+  if (first.length === 0)
+    throw formatError(`${what} line ${start + i + 1}: expected species or atom counts, found an empty line`);
   if (Number.isNaN(parseIntStrict(first[0]))) {
     symbols = [];
     let nLines = 0;
@@ -95,7 +96,8 @@ const readHeader = (lines: readonly string[], start: number, what: string): Head
         if (!el) throw formatError(`${what} line ${start + i + k + 1}: ${JSON.stringify(tok)} is not an element symbol`);
         symbols.push(el);
       }
-    for (let k = 0; k < nLines; k++) counts.push(...readCounts(line(i + nLines + k), `${what} line ${start + i + nLines + k + 1}`));
+    for (let k = 0; k < nLines; k++)
+      counts.push(...readCounts(line(i + nLines + k), `${what} line ${start + i + nLines + k + 1}`));
     i += 2 * nLines;
   } else {
     counts = readCounts(line(i), `${what} line ${start + i + 1}`);
@@ -137,7 +139,10 @@ const coordTokens = (line: string | undefined): string[] => {
   const t = tokens(line);
   if (t.length >= 3) return t;
   const fixed: string[] = [];
-  for (const tok of t) tok.split("-").forEach((p, k) => p && fixed.push(k === 0 && !tok.startsWith("-") ? p : `-${p}`));
+  for (const tok of t)
+    tok.split("-").forEach((p, k) => {
+      if (p) fixed.push(k === 0 && !tok.startsWith("-") ? p : `-${p}`);
+    });
   return fixed.length === 3 ? fixed : t;
 };
 
@@ -162,7 +167,10 @@ export const readPoscar = (content: string): Structure => {
   const n = h.counts.reduce((a, b) => a + b, 0);
   let i = h.next;
   let mode = tokens(lines[i])[0];
-  if (mode === undefined) throw formatError(`${what} line ${i + 1}: expected Direct or Cartesian, found ${lines[i] === undefined ? "the end of the file" : "an empty line"}`);
+  if (mode === undefined)
+    throw formatError(
+      `${what} line ${i + 1}: expected Direct or Cartesian, found ${lines[i] === undefined ? "the end of the file" : "an empty line"}`,
+    );
   const selective = /^[sS]/.test(mode);
   if (selective) {
     i++;
@@ -201,7 +209,8 @@ export const readPoscar = (content: string): Structure => {
   for (let k = 0; k < n; k++) {
     const t = coordTokens(lines[first + k]);
     const where = `${what} line ${first + k + 1}`;
-    if (t.length < 3) throw formatError(`${where}: expected 3 coordinates, found ${JSON.stringify((lines[first + k] ?? "").trim())}`);
+    if (t.length < 3)
+      throw formatError(`${where}: expected 3 coordinates, found ${JSON.stringify((lines[first + k] ?? "").trim())}`);
     for (let j = 0; j < 3; j++) f[j] = requireNum(t[j], where);
     if (cartesian) {
       cart[3 * k] = f[0] * h.cartScale[0];
@@ -217,18 +226,24 @@ export const readPoscar = (content: string): Structure => {
   }
   const props: Record<string, unknown>[] = elements.map(() => ({}));
   // pymatgen keeps selective dynamics only when something is fixed.
-  if (selective && sd.some((r) => !r.every(Boolean))) sd.forEach((r, k) => ((props[k] as Record<string, unknown>).selective_dynamics = r));
+  if (selective && sd.some((r) => !r.every(Boolean)))
+    for (let k = 0; k < n; k++) (props[k] as Record<string, unknown>).selective_dynamics = sd[k];
   let j = first + n;
   const properties: Record<string, unknown> = {};
   if (/^\s*[lL]/.test(lines[j] ?? "")) {
     // "Lattice velocities and vectors", "1", 3 velocity rows, 3 lattice rows.
     const lv = lines.slice(j + 2, j + 5).map((l) => tokens(l).slice(0, 3).map(parseNum));
-    if (lv.length === 3 && lv.every((r) => r.length === 3 && r.every((v) => !Number.isNaN(v))) && lv.some((r) => r.some((v) => v !== 0)))
+    if (
+      lv.length === 3 &&
+      lv.every((r) => r.length === 3 && r.every((v) => !Number.isNaN(v))) &&
+      lv.some((r) => r.some((v) => v !== 0))
+    )
       properties.lattice_velocities = lv;
     j += 8;
   }
   const vel = readVelocities(lines, j, n);
-  if (vel?.some((r) => r.some((v) => v !== 0))) vel.forEach((r, k) => ((props[k] as Record<string, unknown>).velocities = r));
+  if (vel?.some((r) => r.some((v) => v !== 0)))
+    for (let k = 0; k < n; k++) (props[k] as Record<string, unknown>).velocities = vel[k];
   const { species, labels } = sitesOf(elements);
   return new Structure({ lattice: h.lattice, species, cart, labels, siteProperties: props, properties });
 };
@@ -243,7 +258,9 @@ const readVelocities = (lines: readonly string[], from: number, n: number): numb
   if (j + n > lines.length) return null;
   const out: number[][] = [];
   for (let k = 0; k < n; k++) {
-    const r = tokens(lines[j + k]).slice(0, 3).map(parseNum);
+    const r = tokens(lines[j + k])
+      .slice(0, 3)
+      .map(parseNum);
     if (r.length !== 3 || r.some(Number.isNaN)) return null;
     out.push(r);
   }
@@ -311,7 +328,9 @@ export const readXdatcar = (content: string): Structure[] => {
         cart[3 * k + 2] = p[2];
       }
     }
-    frames.push(new Structure({ lattice: h.lattice, species: shared.species, cart, labels: shared.labels, siteProperties: shared.props }));
+    frames.push(
+      new Structure({ lattice: h.lattice, species: shared.species, cart, labels: shared.labels, siteProperties: shared.props }),
+    );
     i += n + 1;
   }
   if (frames.length === 0) throw formatError(`${what}: no configuration found (expected "Direct configuration=" lines)`);
@@ -370,7 +389,8 @@ export const writePoscar = (s: Structure): string => {
   return `${out.join("\n")}\n`;
 };
 
-const sameMatrix = (a: Lattice, b: Lattice): boolean => a === b || a.matrix.every((r, i) => r.every((v, j) => v === b.matrix[i]![j]));
+const sameMatrix = (a: Lattice, b: Lattice): boolean =>
+  a === b || a.matrix.every((r, i) => r.every((v, j) => v === b.matrix[i]![j]));
 
 export const writeXdatcar = (frames: readonly Structure[]): string => {
   const first = frames[0];

@@ -47,7 +47,8 @@ export const requireNum = (tok: string | undefined, where: string): number => {
   return v;
 };
 
-export const parseIntStrict = (tok: string | undefined): number => (tok !== undefined && /^[+-]?\d+$/.test(tok) ? Number(tok) : Number.NaN);
+export const parseIntStrict = (tok: string | undefined): number =>
+  tok !== undefined && /^[+-]?\d+$/.test(tok) ? Number(tok) : Number.NaN;
 
 export const splitLines = (content: string): string[] => content.split(/\r?\n|\r/);
 

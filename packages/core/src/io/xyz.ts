@@ -49,7 +49,9 @@ const frames = (lines: readonly string[], what: string): Frame[] => {
     const t = tokens(lines[i]);
     const n = parseIntStrict(t[0]);
     if (t.length !== 1 || !(n >= 0))
-      throw formatError(`${what} line ${i + 1}: expected the number of atoms, found ${JSON.stringify((lines[i] as string).trim().slice(0, 60))}`);
+      throw formatError(
+        `${what} line ${i + 1}: expected the number of atoms, found ${JSON.stringify((lines[i] as string).trim().slice(0, 60))}`,
+      );
     const start = i + 2;
     let available = 0;
     while (available < n && start + available < lines.length && tokens(lines[start + available]).length >= 4) available++;
@@ -66,9 +68,6 @@ const frames = (lines: readonly string[], what: string): Frame[] => {
   if (out.length === 0) throw formatError(`${what}: no frame (expected an atom count on the first line)`);
   return out;
 };
-
-const sharedSites = new WeakMap<object, never>();
-void sharedSites;
 
 const sitesFor = (elements: readonly string[], cache: { key: string; species: SiteSpecies[]; labels: string[] } | null) => {
   const key = elements.join(" ");
@@ -92,7 +91,8 @@ export const readXyz = (content: string): Structure[] => {
       elements[k] = el;
       for (let d = 0; d < 3; d++) {
         const v = parseNum(t[d + 1]);
-        if (Number.isNaN(v)) throw formatError(`${what} line ${f.start + k + 1}: coordinate ${JSON.stringify(t[d + 1])} is not a number`);
+        if (Number.isNaN(v))
+          throw formatError(`${what} line ${f.start + k + 1}: coordinate ${JSON.stringify(t[d + 1])} is not a number`);
         cart[3 * k + d] = v;
       }
     }
@@ -163,7 +163,9 @@ const parseProperties = (spec: string): Column[] => {
     const type = (parts[k + 1] as string).toUpperCase();
     const width = parseIntStrict(parts[k + 2]);
     if (!["S", "R", "I", "L"].includes(type) || !(width >= 1))
-      throw formatError(`extended XYZ: Properties column ${parts[k]}:${parts[k + 1]}:${parts[k + 2]} has an unknown type or count`);
+      throw formatError(
+        `extended XYZ: Properties column ${parts[k]}:${parts[k + 1]}:${parts[k + 2]} has an unknown type or count`,
+      );
     cols.push({ name: parts[k] as string, type: type as Column["type"], width });
   }
   return cols;
@@ -200,7 +202,10 @@ export const readExtxyz = (content: string): Structure[] => {
       }
       const mat = [m.slice(0, 3), m.slice(3, 6), m.slice(6, 9)] as Mat3;
       // Frames of a fixed-cell run share one lattice object.
-      if (prevLattice && prevLattice.pbc.every((b, k) => b === pbc[k]) && prevLattice.matrix.every((r, k) => r.every((v, j) => v === mat[k]![j])))
+      if (
+        prevLattice?.pbc.every((b, k) => b === pbc[k]) &&
+        prevLattice.matrix.every((r, k) => r.every((v, j) => v === mat[k]![j]))
+      )
         lattice = prevLattice;
       else {
         try {
@@ -257,7 +262,14 @@ export const readExtxyz = (content: string): Structure[] => {
     for (const [k, v] of kv) if (!["lattice", "properties", "pbc"].includes(k.toLowerCase())) properties[k] = infoValue(v);
     cache = sitesFor(elements, cache);
     out.push(
-      new Structure({ lattice, species: cache.species, cart, labels: cache.labels, ...(siteProps ? { siteProperties: siteProps } : {}), properties }),
+      new Structure({
+        lattice,
+        species: cache.species,
+        cart,
+        labels: cache.labels,
+        ...(siteProps ? { siteProperties: siteProps } : {}),
+        properties,
+      }),
     );
   });
   return out;
@@ -287,7 +299,15 @@ const columnsFor = (s: Structure): { name: string; type: "R" | "I" | "L" | "S"; 
     if (!/^[A-Za-z_][\w-]*$/.test(name) || ["species", "pos"].includes(name)) continue;
     const kind = (v: unknown): string | null => {
       const one = (x: unknown): string | null =>
-        typeof x === "number" && Number.isFinite(x) ? (Number.isInteger(x) ? "I" : "R") : typeof x === "boolean" ? "L" : typeof x === "string" && /^\S+$/.test(x) ? "S" : null;
+        typeof x === "number" && Number.isFinite(x)
+          ? Number.isInteger(x)
+            ? "I"
+            : "R"
+          : typeof x === "boolean"
+            ? "L"
+            : typeof x === "string" && /^\S+$/.test(x)
+              ? "S"
+              : null;
       if (Array.isArray(v)) {
         const ks = v.map(one);
         if (ks.length === 0 || ks.some((k) => k === null)) return null;
@@ -329,7 +349,13 @@ export const writeExtxyzFrames = (list: readonly Structure[]): string => {
     const el = orderedElements(s, "extended XYZ");
     const cols = columnsFor(s);
     const head: string[] = [];
-    if (s.lattice) head.push(`Lattice="${s.lattice.matrix.flat().map((v) => fmt(v, 10)).join(" ")}"`);
+    if (s.lattice)
+      head.push(
+        `Lattice="${s.lattice.matrix
+          .flat()
+          .map((v) => fmt(v, 10))
+          .join(" ")}"`,
+      );
     head.push(`Properties=species:S:1:pos:R:3${cols.map((c) => `:${c.name}:${c.type}:${c.width}`).join("")}`);
     for (const [k, v] of Object.entries(s.properties)) {
       const kv = infoString(k, v);

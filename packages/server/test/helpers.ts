@@ -1,0 +1,51 @@
+/** Test helpers: a service instance on loopback and sample structures. */
+import type { FastifyInstance } from "fastify";
+import { type ServiceConfig, loadConfig } from "../src/config.ts";
+import { buildApp } from "../src/http/app.ts";
+import type { Plugin } from "../src/plugins.ts";
+
+export const testConfig = (over: Partial<ServiceConfig> = {}): ServiceConfig =>
+  loadConfig({ host: "127.0.0.1", port: 0, logLevel: "silent", ...over }, {});
+
+/** A built (not listening) app for `inject`, with no extra plugins unless asked. */
+export const makeApp = async (over: Partial<ServiceConfig> = {}, plugins: Plugin[] = []): Promise<FastifyInstance> => {
+  const { app } = await buildApp({ config: testConfig(over), plugins });
+  await app.ready();
+  return app;
+};
+
+export const cuCell = {
+  "@module": "pymatgen.core.structure",
+  "@class": "Structure",
+  charge: 0,
+  lattice: {
+    matrix: [
+      [3.61, 0, 0],
+      [0, 3.61, 0],
+      [0, 0, 3.61],
+    ],
+    pbc: [true, true, true],
+  },
+  properties: {},
+  sites: [
+    [0, 0, 0],
+    [0.5, 0.5, 0],
+    [0.5, 0, 0.5],
+    [0, 0.5, 0.5],
+  ].map((abc) => ({ species: [{ element: "Cu", occu: 1 }], abc, label: "Cu", properties: {} })),
+};
+
+export const water = {
+  "@module": "pymatgen.core.structure",
+  "@class": "Molecule",
+  charge: 0,
+  spin_multiplicity: 1,
+  sites: [
+    { species: [{ element: "O", occu: 1 }], xyz: [0, 0, 0.1173], properties: {}, label: "O" },
+    { species: [{ element: "H", occu: 1 }], xyz: [0, 0.7572, -0.4692], properties: {}, label: "H" },
+    { species: [{ element: "H", occu: 1 }], xyz: [0, -0.7572, -0.4692], properties: {}, label: "H" },
+  ],
+  properties: {},
+};
+
+export const emptyMolecule = { "@class": "Molecule", sites: [] };

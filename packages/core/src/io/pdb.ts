@@ -123,7 +123,6 @@ const atomName = (label: string | undefined, el: string): string => {
 
 const writeModels = (list: readonly Structure[]): string => {
   const out: string[] = [];
-  let prevCryst: string | null = null;
   list.forEach((s, m) => {
     const el = orderedElements(s, "PDB");
     let pos: Float64Array = s.cart;
@@ -131,8 +130,8 @@ const writeModels = (list: readonly Structure[]): string => {
       const [a, b, c] = s.lattice.lengths;
       const [al, be, ga] = s.lattice.angles;
       const cryst = `CRYST1${fmt(a, 3, 9)}${fmt(b, 3, 9)}${fmt(c, 3, 9)}${fmt(al, 2, 7)}${fmt(be, 2, 7)}${fmt(ga, 2, 7)} P 1           1`;
-      if (cryst !== prevCryst) out.push(cryst);
-      prevCryst = cryst;
+      // Repeated for every model: ASE and others forget the cell after each END/ENDMDL.
+      out.push(cryst);
       // PDB coordinates live in the frame of the CRYST1 parameters: rotate into it.
       const std = new Lattice(cellFromParameters(a, b, c, al, be, ga));
       const fr = s.frac;

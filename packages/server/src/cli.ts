@@ -8,6 +8,7 @@ import { VERSION } from "./version.ts";
 const usage = `AtomStudio ${VERSION}
 usage:
   atomstudio serve [--host 127.0.0.1] [--port 8000] [--allow-unauthenticated]
+  atomstudio mcp [--url http://127.0.0.1:8000] [--token T] [--viewer-client ID]   (MCP over stdio)
 environment: ATOMSTUDIO_TOKEN, ATOMSTUDIO_CORS_ORIGINS, ATOMSTUDIO_MAX_BODY_MB, ATOMSTUDIO_REDIS_URL, ATOMSTUDIO_LOG_LEVEL`;
 
 const serve = async (args: string[]): Promise<void> => {
@@ -48,6 +49,7 @@ const serve = async (args: string[]): Promise<void> => {
 const main = async (): Promise<void> => {
   const [command, ...rest] = process.argv.slice(2);
   if (command === "serve") return serve(rest);
+  if (command === "mcp") return (await import("./mcp/stdio.ts")).mcpCommand(rest);
   if (command === "--version" || command === "version") return void process.stdout.write(`${VERSION}\n`);
   process.stdout.write(`${usage}\n`);
   if (command && command !== "help" && command !== "--help") process.exitCode = 2;

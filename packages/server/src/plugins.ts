@@ -6,7 +6,8 @@
  */
 import type { FastifyInstance } from "fastify";
 import type { ServiceContext } from "./context.ts";
+import { mcpPlugin } from "./mcp/http.ts";
 
 export type Plugin = (app: FastifyInstance, ctx: ServiceContext) => Promise<void> | void;
 
-export const defaultPlugins: Plugin[] = [];
+export const defaultPlugins: Plugin[] = [mcpPlugin];

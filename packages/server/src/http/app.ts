@@ -17,6 +17,7 @@ import type { Operation } from "../registry/operation.ts";
 import { assistantTools, mcpTools } from "../registry/tools.ts";
 import { parseInput } from "../registry/validate.ts";
 import { sendError } from "./errors.ts";
+import { registerMultipart } from "./multipart.ts";
 
 export interface AppOptions {
   config: ServiceConfig;
@@ -70,6 +71,7 @@ export const buildApp = async (opts: AppOptions): Promise<{ app: FastifyInstance
     });
   }
 
+  registerMultipart(app, config.bodyLimit);
   if (config.corsOrigins.length) await app.register(cors, { origin: config.corsOrigins, credentials: false });
 
   const document = openApiDocument(operations);

@@ -394,7 +394,8 @@ export const xyzFormat: StructureFormat = {
   detect(content, filename) {
     const { ok, comment } = xyzShape(content);
     if (extensionOf(filename) === "xyz") return ok && isExtended(comment) ? 0.9 : 1;
-    return ok ? (isExtended(comment) ? 0.5 : 0.8) : 0;
+    // Extended content is only read as plain XYZ when the name says .xyz (it loses the cell).
+    return ok && !isExtended(comment) ? 0.8 : 0;
   },
   read: readXyz,
   write: (s) => writeXyzFrames([s]),

@@ -109,7 +109,10 @@ export const compareFrame = (ours: Structure, ref: OracleFrame, opts: CompareOpt
   return problems;
 };
 
-/** Lattice parameters and fractional coordinates: orientation-free comparison of two structures. */
+/**
+ * Lattice parameters, fractional coordinates, elements and occupancies (not oxidation states,
+ * which the formats this serves cannot hold): an orientation-free comparison of two structures.
+ */
 export const compareCellAndFrac = (a: Structure, b: Structure, tol = 1e-6, angTol = 1e-6): string[] => {
   if (a.length !== b.length) return [`site count ${a.length} vs ${b.length}`];
   const problems: string[] = [];
@@ -123,7 +126,8 @@ export const compareCellAndFrac = (a: Structure, b: Structure, tol = 1e-6, angTo
     });
   }
   for (let i = 0; i < a.length; i++) {
-    if (speciesKey(a.species[i]!) !== speciesKey(b.species[i]!)) problems.push(`site ${i}: species differ`);
+    const el = (s: Structure) => s.species[i]!.map((e) => `${e.element}:${e.occu.toFixed(6)}`).join(",");
+    if (el(a) !== el(b)) problems.push(`site ${i}: species ${el(a)} vs ${el(b)}`);
     let d: number;
     if (a.lattice && b.lattice) {
       const fa = a.frac.subarray(3 * i, 3 * i + 3);

@@ -5,9 +5,10 @@
  * service; the studio's catch-all static route goes last.
  */
 import type { FastifyInstance } from "fastify";
+import { chatPlugin } from "./chat/index.ts";
 import type { ServiceContext } from "./context.ts";
 import { mcpPlugin } from "./mcp/http.ts";
 
 export type Plugin = (app: FastifyInstance, ctx: ServiceContext) => Promise<void> | void;
 
-export const defaultPlugins: Plugin[] = [mcpPlugin];
+export const defaultPlugins: Plugin[] = [chatPlugin(), mcpPlugin];

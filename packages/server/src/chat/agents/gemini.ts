@@ -1,0 +1,95 @@
+/**
+ * Gemini CLI: `gemini --output-format stream-json --prompt …` prints JSON Lines: `init`,
+ * `message` (role user/assistant, `delta: true` for incremental assistant text), `tool_use`
+ * (`tool_name`, `tool_id`, `parameters`), `tool_result` (`tool_id`, `status`, `output` or `error`),
+ * `error` (severity, message) and a final `result` with `stats`. MCP and the turn limit:
+ * `.gemini/settings.json` in the working directory (`mcpServers.atomstudio.httpUrl`,
+ * `model.maxSessionTurns`).
+ */
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { type AgentStreamEvent, agentError, agentEvent, type Usage } from "../types.ts";
+import { type AgentSpec, asRecord, MCP_SERVER_NAME, num } from "./spec.ts";
+
+const SETTINGS = join(".gemini", "settings.json");
+
+export const gemini: AgentSpec = {
+  id: "gemini",
+  name: "Gemini CLI",
+  program: "gemini",
+  keyVars: [
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "GOOGLE_APPLICATION_CREDENTIALS",
+    "GOOGLE_CLOUD_PROJECT",
+    "GOOGLE_GENAI_USE_VERTEXAI",
+  ],
+  defaultModel: "gemini-2.5-pro",
+  models: [
+    { id: "gemini-2.5-pro", name: "Gemini 2.5 Pro", context_window: 1048576 },
+    { id: "gemini-2.5-flash", name: "Gemini 2.5 Flash", context_window: 1048576 },
+  ],
+  async prepare(inv) {
+    const server: Record<string, unknown> = { httpUrl: inv.mcpUrl, trust: true };
+    // Gemini CLI expands $VAR in settings: the token itself is never written to disk.
+    if (inv.mcpTokenVar) server.headers = { Authorization: `Bearer $${inv.mcpTokenVar}` };
+    if (inv.availableTools?.length) server.includeTools = inv.availableTools;
+    await mkdir(join(inv.workdir, ".gemini"), { recursive: true });
+    const settings = { mcpServers: { [MCP_SERVER_NAME]: server }, model: { maxSessionTurns: inv.maxTurns } };
+    await writeFile(join(inv.workdir, SETTINGS), `${JSON.stringify(settings, null, 2)}\n`, { mode: 0o600 });
+    return [SETTINGS];
+  },
+  args(inv) {
+    return ["--output-format", "stream-json", ...(inv.model ? ["--model", inv.model] : []), `--prompt=${inv.prompt}`];
+  },
+  parser() {
+    const toolNames = new Map<string, string>();
+    let usage: Usage | null = null;
+    return {
+      usage: () => usage,
+      line(obj) {
+        const out: AgentStreamEvent[] = [];
+        switch (obj.type) {
+          case "message":
+            if (obj.role === "assistant" && typeof obj.content === "string" && obj.content)
+              out.push(agentEvent("text", { text: obj.content }));
+            break;
+          case "tool_use": {
+            const name = String(obj.tool_name ?? "tool");
+            if (typeof obj.tool_id === "string") toolNames.set(obj.tool_id, name);
+            out.push(agentEvent("tool_use", { name, input: asRecord(obj.parameters) ?? {} }));
+            break;
+          }
+          case "tool_result": {
+            const error = asRecord(obj.error);
+            out.push(
+              agentEvent("tool_result", {
+                name: toolNames.get(String(obj.tool_id)) ?? null,
+                output: error
+                  ? { error: error.message ?? "tool failed", type: error.type ?? null }
+                  : typeof obj.output === "string"
+                    ? obj.output
+                    : null,
+              }),
+            );
+            break;
+          }
+          case "error":
+            out.push(
+              agentError(String(obj.message ?? "agent error"), obj.severity === "warning" ? "AGENT_WARNING" : "AGENT_ERROR"),
+            );
+            break;
+          case "result": {
+            const stats = asRecord(obj.stats);
+            if (stats) usage = { input_tokens: num(stats.input_tokens), output_tokens: num(stats.output_tokens) };
+            const error = asRecord(obj.error);
+            if (obj.status === "error")
+              out.push(agentError(String(error?.message ?? "Gemini CLI ended with an error"), "AGENT_ERROR"));
+            break;
+          }
+        }
+        return out;
+      },
+    };
+  },
+};

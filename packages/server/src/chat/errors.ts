@@ -1,0 +1,44 @@
+/** Mapping of upstream failures onto the service's codes (decisions §3), keys redacted. */
+import { AtomStudioError } from "atomstudio-core";
+import { redact } from "./secrets.ts";
+
+interface ApiErrorLike {
+  status?: number;
+  message?: string;
+  error?: unknown;
+  name?: string;
+}
+
+const upstreamMessage = (err: ApiErrorLike): string => {
+  const body = err.error as { error?: { message?: string }; message?: string } | undefined;
+  return String(body?.error?.message ?? body?.message ?? err.message ?? "upstream error");
+};
+
+/**
+ * An error from an SDK call that failed before the stream started:
+ * 401/403 → 401 INVALID_API_KEY; every other upstream status (429 included, kept in
+ * `details.status`) → 502 UPSTREAM_ERROR; no answer at all → 502 UPSTREAM_ERROR with status null.
+ */
+export const upstreamError = (
+  err: unknown,
+  provider: string,
+  secrets: readonly (string | null | undefined)[],
+): AtomStudioError => {
+  if (err instanceof AtomStudioError) return err;
+  const e = (err ?? {}) as ApiErrorLike;
+  const status = typeof e.status === "number" ? e.status : null;
+  const message = redact(upstreamMessage(e), secrets);
+  if (status === 401 || status === 403)
+    return new AtomStudioError("INVALID_API_KEY", `${provider} rejected the API key: ${message}`, { provider, status }, 401);
+  if (status === null)
+    return new AtomStudioError("UPSTREAM_ERROR", `Could not reach ${provider}: ${message}`, { provider, status: null }, 502);
+  return new AtomStudioError("UPSTREAM_ERROR", `${provider} returned HTTP ${status}: ${message}`, { provider, status }, 502);
+};
+
+/** The in-stream form of an error after the stream started (malformed chunk, dropped connection, error event). */
+export const streamError = (err: unknown, provider: string, secrets: readonly (string | null | undefined)[]) => {
+  const e = (err ?? {}) as ApiErrorLike;
+  const status = typeof e.status === "number" ? e.status : null;
+  const message = redact(upstreamMessage(e), secrets);
+  return { error: `${provider} stream failed${status ? ` (HTTP ${status})` : ""}: ${message}`, code: "UPSTREAM_ERROR" };
+};

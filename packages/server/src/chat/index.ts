@@ -1,0 +1,83 @@
+/**
+ * The chat plugin: the three streaming endpoints of the interface (plain Fastify routes, since
+ * they answer server-sent events) and the chat service on `ctx.services.chat`. The provider
+ * listing is a registry operation (operations/chat.ts) so that MCP gets it as `svc_providers`.
+ *
+ * Layout: providers/ (tables, hosted SDK modules, OpenAI-compatible stream and its normalizer),
+ * agents/ (one module per command-line agent, plus the runner), discovery.ts (listing), sse.ts.
+ */
+import type { AddressInfo } from "node:net";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { z } from "zod";
+import type { ServiceContext } from "../context.ts";
+import type { Plugin } from "../plugins.ts";
+import type { Operation } from "../registry/operation.ts";
+import { parseInput } from "../registry/validate.ts";
+import { AgentLimiter, AgentRequest, streamAgent } from "./agents/runner.ts";
+import { listProviders } from "./discovery.ts";
+import { HostedRequest, streamHosted } from "./providers/hosted.ts";
+import { CompatRequest, streamOpenAICompat } from "./providers/openai-compat.ts";
+import { SseStream } from "./sse.ts";
+
+export interface ChatService {
+  listProviders(): ReturnType<typeof listProviders>;
+  limiter: AgentLimiter;
+}
+
+const parse = <S extends z.ZodType>(schema: S, raw: unknown): z.output<S> =>
+  parseInput({ input: schema } as unknown as Operation<S>, raw);
+
+/** This service's MCP endpoint as an agent on this machine reaches it. */
+const mcpUrl = (app: FastifyInstance, ctx: ServiceContext, env: NodeJS.ProcessEnv): string => {
+  if (env.ATOMSTUDIO_MCP_URL) return env.ATOMSTUDIO_MCP_URL;
+  const addr = app.server.address() as AddressInfo | null;
+  const port = addr?.port ?? ctx.config.port;
+  const host = ["0.0.0.0", "::", ""].includes(ctx.config.host) ? "127.0.0.1" : ctx.config.host;
+  return `http://${host.includes(":") ? `[${host}]` : host}:${port}/mcp`;
+};
+
+export interface ChatPluginOptions {
+  /** Where keys, base-URL overrides, PATH and limits are read (default: process.env, read per request). */
+  env?: NodeJS.ProcessEnv;
+}
+
+export const chatPlugin =
+  (opts: ChatPluginOptions = {}): Plugin =>
+  (app, ctx) => {
+    const env = opts.env ?? process.env;
+    const limiter = new AgentLimiter();
+    const service: ChatService = { listProviders: () => listProviders(env), limiter };
+    ctx.services.chat = service;
+
+    const sse =
+      (handler: (body: unknown, stream: SseStream, req: FastifyRequest) => Promise<void>) =>
+      async (req: FastifyRequest, reply: FastifyReply) => {
+        const stream = new SseStream(reply);
+        await handler(req.body, stream, req);
+        // Errors thrown before the stream opened go to the error handler as ordinary responses.
+        return reply;
+      };
+
+    app.post(
+      "/api/chat/stream",
+      sse((body, stream) => streamHosted(parse(HostedRequest, body), stream, env)),
+    );
+    app.post(
+      "/api/chat/stream-openai-compat",
+      sse((body, stream) => streamOpenAICompat(parse(CompatRequest, body), stream, env)),
+    );
+    app.post(
+      "/api/chat/stream-cli-agent",
+      sse((body, stream) =>
+        streamAgent(parse(AgentRequest, body), stream, {
+          env,
+          limiter,
+          mcpUrl: mcpUrl(app, ctx, env),
+          mcpToken: ctx.config.token,
+        }),
+      ),
+    );
+  };
+
+export { listProviders } from "./discovery.ts";
+export type { AgentStreamEvent, ModelInfo, ProviderInfo } from "./types.ts";

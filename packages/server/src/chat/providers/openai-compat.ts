@@ -1,0 +1,122 @@
+/**
+ * `POST /api/chat/stream-openai-compat`: any provider that speaks the chat-completions wire format,
+ * through the official `openai` SDK pointed at the provider's base URL.
+ */
+import { AtomStudioError } from "atomstudio-core";
+import OpenAI from "openai";
+import { z } from "zod";
+import { streamError, upstreamError } from "../errors.ts";
+import type { SseStream } from "../sse.ts";
+import { ChunkNormalizer } from "./normalize.ts";
+import { baseUrlOf, COMPAT_PROVIDERS, defaultModelOf, type ProviderSpec, serverKeyOf } from "./table.ts";
+
+export const OpenAICompatMessage = z.object({
+  role: z.enum(["system", "user", "assistant", "tool"]),
+  content: z.union([z.string(), z.array(z.unknown()), z.null()]).default(null),
+  name: z.string().nullable().default(null),
+  tool_calls: z.array(z.record(z.string(), z.unknown())).nullable().default(null),
+  tool_call_id: z.string().nullable().default(null),
+});
+
+export const CompatRequest = z.object({
+  messages: z.array(OpenAICompatMessage).min(1),
+  provider: z.string().default(COMPAT_PROVIDERS[0]!.id),
+  model: z.string().nullish(),
+  temperature: z.number().default(0.3),
+  max_tokens: z.number().int().positive().default(2048),
+  tools: z.array(z.record(z.string(), z.unknown())).nullish(),
+  tool_choice: z.union([z.string(), z.record(z.string(), z.unknown())]).nullish(),
+  base_url: z.string().url().nullish(),
+  api_key: z.string().min(1).nullish(),
+});
+export type CompatRequest = z.output<typeof CompatRequest>;
+
+export interface ResolvedTarget {
+  provider: string;
+  baseURL: string;
+  apiKey: string | null;
+  model: string;
+}
+
+/**
+ * Where the request goes and with which key. A server-held key is only ever paired with its own
+ * provider's configured URL: a request that overrides `base_url` must bring its own `api_key`.
+ */
+export const resolveCompatTarget = (req: CompatRequest, env: NodeJS.ProcessEnv): ResolvedTarget => {
+  const spec: ProviderSpec | undefined = COMPAT_PROVIDERS.find((p) => p.id === req.provider);
+  const model = req.model || (spec ? defaultModelOf(spec, env) : "default");
+  if (req.base_url) {
+    if (!req.api_key && !spec?.keyless)
+      throw new AtomStudioError(
+        "MISSING_API_KEY",
+        "A request that overrides base_url must bring its own api_key: server-held keys are only sent to their own provider",
+        { provider: req.provider },
+        401,
+      );
+    return { provider: req.provider, baseURL: req.base_url, apiKey: req.api_key ?? null, model };
+  }
+  const baseURL = spec ? baseUrlOf(spec, env) : null;
+  if (!spec || !baseURL)
+    throw new AtomStudioError(
+      "UNKNOWN_PROVIDER",
+      spec
+        ? `Provider ${req.provider} needs base_url (and api_key) in the request`
+        : `Unknown provider ${JSON.stringify(req.provider)} and no base_url; known: ${COMPAT_PROVIDERS.map((p) => p.id).join(", ")}`,
+      { provider: req.provider, known: COMPAT_PROVIDERS.map((p) => p.id) },
+      400,
+    );
+  const apiKey = req.api_key ?? serverKeyOf(spec, env) ?? null;
+  if (!apiKey && !spec.keyless)
+    throw new AtomStudioError(
+      "MISSING_API_KEY",
+      spec.keyVar
+        ? `No API key for ${spec.id}: set ${spec.keyVar} or send api_key`
+        : `Provider ${spec.id} needs api_key in the request`,
+      { provider: spec.id, ...(spec.keyVar ? { env: spec.keyVar } : {}) },
+      401,
+    );
+  return { provider: spec.id, baseURL, apiKey, model };
+};
+
+/** An OpenAI SDK client that reads nothing from the environment and never retries on its own. */
+export const openaiClient = (baseURL: string, apiKey: string | null): OpenAI =>
+  new OpenAI({
+    baseURL,
+    // A local provider needs no key; the SDK insists on one, and Ollama documents this placeholder.
+    apiKey: apiKey ?? "ollama",
+    organization: null,
+    project: null,
+    maxRetries: 0,
+    timeout: 10 * 60_000,
+    logLevel: "off",
+  });
+
+export const streamOpenAICompat = async (req: CompatRequest, sse: SseStream, env: NodeJS.ProcessEnv): Promise<void> => {
+  const target = resolveCompatTarget(req, env);
+  const secrets = [target.apiKey];
+  const client = openaiClient(target.baseURL, target.apiKey);
+  const body: Record<string, unknown> = {
+    model: target.model,
+    messages: req.messages.map((msg) => Object.fromEntries(Object.entries(msg).filter(([, v]) => v !== null))),
+    temperature: req.temperature,
+    max_tokens: req.max_tokens,
+    stream: true,
+  };
+  if (req.tools) body.tools = req.tools;
+  if (req.tool_choice) body.tool_choice = req.tool_choice;
+  let stream: AsyncIterable<unknown>;
+  try {
+    stream = (await client.chat.completions.create(body as never, { signal: sse.signal })) as unknown as AsyncIterable<unknown>;
+  } catch (err) {
+    throw upstreamError(err, target.provider, secrets);
+  }
+  sse.open();
+  const normalizer = new ChunkNormalizer();
+  try {
+    for await (const chunk of stream) for (const ev of normalizer.push(chunk as never)) sse.send(ev);
+    for (const ev of normalizer.flush()) sse.send(ev);
+  } catch (err) {
+    if (!sse.signal.aborted) sse.send(streamError(err, target.provider, secrets));
+  }
+  sse.done();
+};

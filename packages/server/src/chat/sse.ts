@@ -1,0 +1,56 @@
+/**
+ * Server-sent event responses: `data: <json>` lines ended by the literal `data: [DONE]`.
+ * The response is opened lazily, so that every failure before the first event is still an
+ * ordinary ErrorResponse with its status; after that, failures are error events (decisions §3).
+ */
+import type { FastifyReply } from "fastify";
+
+export class SseStream {
+  private opened = false;
+  private ended = false;
+  /** Aborted when the client goes away before the stream ended. */
+  readonly abort = new AbortController();
+
+  constructor(private readonly reply: FastifyReply) {
+    reply.raw.on("close", () => {
+      if (!this.ended) this.abort.abort(new Error("client disconnected"));
+    });
+  }
+
+  get started(): boolean {
+    return this.opened;
+  }
+
+  get signal(): AbortSignal {
+    return this.abort.signal;
+  }
+
+  open(): void {
+    if (this.opened) return;
+    this.opened = true;
+    this.reply.hijack();
+    // Headers set by hooks (CORS) are kept.
+    this.reply.raw.writeHead(200, {
+      ...(this.reply.getHeaders() as Record<string, string>),
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-cache, no-transform",
+      connection: "keep-alive",
+      "x-accel-buffering": "no",
+    });
+    this.reply.raw.flushHeaders?.();
+  }
+
+  send(event: unknown): void {
+    if (this.ended || this.abort.signal.aborted) return;
+    this.open();
+    this.reply.raw.write(`data: ${JSON.stringify(event)}\n\n`);
+  }
+
+  /** Write `data: [DONE]` and close. */
+  done(): void {
+    if (this.ended) return;
+    this.open();
+    this.ended = true;
+    if (!this.reply.raw.destroyed) this.reply.raw.end("data: [DONE]\n\n");
+  }
+}

@@ -8,7 +8,10 @@ import type { FastifyInstance } from "fastify";
 import { chatPlugin } from "./chat/index.ts";
 import type { ServiceContext } from "./context.ts";
 import { mcpPlugin } from "./mcp/http.ts";
+import { optimizeWsPlugin } from "./optimize/ws.ts";
+import { studioPlugin } from "./studio/plugin.ts";
+import { viewerPlugin } from "./viewer/plugin.ts";
 
 export type Plugin = (app: FastifyInstance, ctx: ServiceContext) => Promise<void> | void;
 
-export const defaultPlugins: Plugin[] = [chatPlugin(), mcpPlugin];
+export const defaultPlugins: Plugin[] = [viewerPlugin(), chatPlugin(), optimizeWsPlugin, mcpPlugin, studioPlugin()];

@@ -84,14 +84,26 @@ export const buildApp = async (opts: AppOptions): Promise<{ app: FastifyInstance
     app.route({
       method: op.method,
       url: op.path,
-      handler: async (req) => {
+      handler: async (req, reply) => {
         const raw = op.method === "GET" ? req.query : req.body;
         const input = parseInput(op, raw);
-        return op.handler(input, { ...ctx, request: { headers: req.headers, query: req.query as Record<string, unknown> } });
+        // A client that goes away before the answer aborts long work (optimizations).
+        const abort = new AbortController();
+        reply.raw.once("close", () => {
+          if (!reply.raw.writableFinished) abort.abort();
+        });
+        return op.handler(input, {
+          ...ctx,
+          request: { headers: req.headers, query: req.query as Record<string, unknown>, signal: abort.signal },
+        });
       },
     });
   }
 
   for (const plugin of opts.plugins ?? defaultPlugins) await plugin(app, ctx);
+  // Services that hold processes or connections (calculator workers, Redis) close with the app.
+  app.addHook("onClose", async () => {
+    for (const service of Object.values(ctx.services)) await service?.close?.();
+  });
   return { app, ctx };
 };

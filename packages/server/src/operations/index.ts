@@ -2,9 +2,10 @@
 import type { Operation } from "../registry/operation.ts";
 import { chatOps } from "./chat.ts";
 import { healthOp } from "./health.ts";
+import { optimizeOps } from "./optimize.ts";
 import { structureBuild } from "./structure-build.ts";
 import { structureIo } from "./structure-io.ts";
 import { structureOps } from "./structure-ops.ts";
 import { viewerOps } from "./viewer.ts";
 
-export const operations: Operation[] = [healthOp, ...structureOps, ...structureBuild, ...structureIo, ...viewerOps, ...chatOps] as unknown as Operation[];
+export const operations: Operation[] = [healthOp, ...structureOps, ...structureBuild, ...structureIo, ...optimizeOps, ...viewerOps, ...chatOps] as unknown as Operation[];

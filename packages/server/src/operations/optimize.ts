@@ -1,0 +1,158 @@
+/** Optimization endpoints (`/api/optimize/*`, `/api/structure/optimize`); the WebSocket is optimize/ws.ts. */
+import { AtomStudioError } from "atomstudio-core";
+import { z } from "zod";
+import {
+  calculatorPool,
+  EnergyRequest,
+  EnergyResult,
+  OptimizeEnvelope,
+  OptimizeResult,
+  runEnergy,
+  runOptimization,
+} from "../optimize/service.ts";
+import { defineOperation } from "../registry/operation.ts";
+
+const tag = "optimize";
+const calcErrors = [
+  { status: 400, code: "UNKNOWN_CALCULATOR", when: "the calculator id is not known" },
+  {
+    status: 400,
+    code: "CALCULATOR_UNAVAILABLE",
+    when: "the calculator's library or model is not installed (the message says how)",
+  },
+  { status: 400, code: "UNSUPPORTED_ELEMENTS", when: "the calculator cannot treat these elements or this periodicity" },
+  { status: 400, code: "INVALID_STRUCTURE", when: "structure JSON cannot be parsed, or has no atoms" },
+  { status: 502, code: "WORKER_DIED", when: "the calculator worker died during the request (it is replaced)" },
+];
+const optErrors = [
+  ...calcErrors,
+  {
+    status: 400,
+    code: "OPTIMIZER_UNAVAILABLE",
+    when: "tr_min, tr_ts or irc without Sella (the message has the install command)",
+  },
+  { status: 400, code: "INVALID_INDEX", when: "a frozen atom index out of bounds" },
+];
+
+const CalculatorInfo = z.object({
+  id: z.string(),
+  name: z.string(),
+  kind: z.string(),
+  available: z.boolean(),
+  status_message: z.string().nullable(),
+  supports_pbc: z.boolean(),
+  elements: z.array(z.string()).nullable().optional(),
+});
+
+export const calculatorsOp = defineOperation({
+  id: "optimize_calculators",
+  method: "GET",
+  path: "/api/optimize/calculators",
+  tag,
+  summary: "Calculators and optimizers, with their real availability and why not",
+  input: z.object({}),
+  output: z.object({
+    calculators: z.array(CalculatorInfo.passthrough()),
+    optimizers: z.array(z.object({ id: z.string(), available: z.boolean() }).passthrough()),
+  }),
+  handler: async (_input, ctx) => {
+    try {
+      return await calculatorPool(ctx).calculators();
+    } catch (e) {
+      // Without a worker every server-side calculator is unavailable, for one stated reason.
+      const reason = `calculator worker unavailable: ${(e as Error).message}. Install it with scripts/setup-python.`;
+      const ids = ["emt", "gfn2", "gfn1", "gfn0", "gfnff", "mace", "chgnet", "m3gnet"];
+      return {
+        calculators: [
+          ...ids.map((id) => ({ id, name: id, kind: "server", available: false, status_message: reason, supports_pbc: false })),
+          {
+            id: "uff",
+            name: "Universal force field",
+            kind: "browser",
+            available: false,
+            status_message: "runs in the studio (browser), not on the server",
+            supports_pbc: false,
+          },
+        ],
+        optimizers: ["bfgs", "tr_min", "tr_ts", "irc"].map((id) => ({ id, available: false, status_message: reason })),
+      };
+    }
+  },
+  mcp: "svc_calculators",
+});
+
+const optimizeHandler = async (env: z.output<typeof OptimizeEnvelope>, ctx: Parameters<typeof runEnergy>[0]) => {
+  const job = runOptimization(ctx, env);
+  ctx.request?.signal?.addEventListener("abort", job.cancel, { once: true });
+  return job.result;
+};
+
+export const optimizeOp = defineOperation({
+  id: "optimize_structure",
+  method: "POST",
+  path: "/api/optimize/structure",
+  tag,
+  summary: "Relax a structure with a calculator and an optimizer; returns the final result",
+  description: "Final structures carry per-site forces in properties.forces. Runs beyond the worker pool wait in a queue.",
+  input: OptimizeEnvelope,
+  output: OptimizeResult,
+  errors: optErrors,
+  handler: optimizeHandler,
+  mcp: "svc_optimize",
+  assistant: { name: "optimize_structure", inject: "structure", replacesStructure: true },
+});
+
+export const structureOptimizeOp = defineOperation({
+  ...optimizeOp,
+  id: "structure_optimize",
+  path: "/api/structure/optimize",
+  tag: "structure",
+  summary: "Relax a structure (the same operation as POST /api/optimize/structure)",
+  mcp: undefined,
+  assistant: undefined,
+});
+
+export const energyOp = defineOperation({
+  id: "energy",
+  method: "POST",
+  path: "/api/optimize/energy",
+  tag,
+  summary: "Single-point energy, forces and (periodic) stress",
+  input: EnergyRequest,
+  output: EnergyResult,
+  errors: calcErrors,
+  handler: (req, ctx) => runEnergy(ctx, req),
+  mcp: "svc_energy",
+});
+
+export const energyGetOp = defineOperation({
+  id: "energy_get",
+  method: "GET",
+  path: "/api/optimize/energy",
+  tag,
+  summary: "Single-point energy with the structure as a JSON query parameter",
+  input: z.object({
+    structure: z.string().describe("the StructureJSON, JSON-encoded"),
+    calculator: z.string(),
+  }),
+  output: EnergyResult,
+  errors: calcErrors,
+  handler: ({ structure, calculator }, ctx) => {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(structure);
+    } catch {
+      throw new AtomStudioError(
+        "MALFORMED_REQUEST",
+        "structure must be JSON-encoded StructureJSON",
+        { fields: [{ path: "structure" }] },
+        422,
+      );
+    }
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
+      throw new AtomStudioError("INVALID_STRUCTURE", "structure must be a JSON object", { field: "structure" });
+    return runEnergy(ctx, { structure: parsed as Record<string, unknown>, calculator });
+  },
+});
+
+export const optimizeOps = [calculatorsOp, optimizeOp, structureOptimizeOp, energyOp, energyGetOp];

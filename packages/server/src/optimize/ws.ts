@@ -1,0 +1,82 @@
+/**
+ * GET /api/optimize/ws (decisions §8). Client: `{action: "start", ...envelope}` or
+ * `{action: "cancel"}`. Service: `{type: "queued", position}` while waiting for a worker, one
+ * `{type: "step", step, energy, fmax, structure, converged}` per step, then exactly one of
+ * `{type: "result", ...}`, `{type: "cancelled", ...}`, `{type: "error", error, code}`.
+ * Closing the socket cancels the run.
+ */
+import websocket from "@fastify/websocket";
+import { isAtomStudioError } from "atomstudio-core";
+import type { FastifyInstance } from "fastify";
+import type { ServiceContext } from "../context.ts";
+import { errorResponse } from "../http/errors.ts";
+import { OptimizeEnvelope, runOptimization } from "./service.ts";
+
+export const optimizeWsPlugin = async (app: FastifyInstance, ctx: ServiceContext): Promise<void> => {
+  if (!app.hasDecorator("websocketServer")) await app.register(websocket, { options: { maxPayload: 256 * 1024 * 1024 } });
+  app.get("/api/optimize/ws", { websocket: true }, (socket) => {
+    let running: { cancel: () => void } | undefined;
+    let cancelled = false;
+    const send = (msg: unknown) => {
+      if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(msg));
+    };
+    const sendError = (e: unknown) => {
+      const [, body] = errorResponse(e, "ws");
+      send({ type: "error", ...body });
+    };
+    socket.on("message", (raw: Buffer) => {
+      let msg: Record<string, unknown>;
+      try {
+        msg = JSON.parse(raw.toString());
+        if (typeof msg !== "object" || msg === null || Array.isArray(msg)) throw new Error("not an object");
+      } catch {
+        return send({ type: "error", error: "Message is not a JSON object", code: "MALFORMED_REQUEST" });
+      }
+      if (msg.action === "cancel") {
+        if (!running) return send({ type: "error", error: "No optimization is running", code: "NOT_RUNNING" });
+        cancelled = true;
+        return running.cancel();
+      }
+      if (msg.action !== "start")
+        return send({
+          type: "error",
+          error: `Unknown action ${JSON.stringify(msg.action)}; use start or cancel`,
+          code: "MALFORMED_REQUEST",
+        });
+      if (running)
+        return send({ type: "error", error: "An optimization is already running on this socket", code: "ALREADY_RUNNING" });
+      const { action: _a, ...envelope } = msg;
+      const parsed = OptimizeEnvelope.safeParse(envelope);
+      if (!parsed.success)
+        return send({
+          type: "error",
+          error: `Malformed start message: ${parsed.error.issues.map((i) => `${i.path.join(".") || "(message)"}: ${i.message}`).join("; ")}`,
+          code: "MALFORMED_REQUEST",
+        });
+      cancelled = false;
+      try {
+        const job = runOptimization(ctx, parsed.data, {
+          onQueued: (position) => send({ type: "queued", position }),
+          onEvent: (event, data) => {
+            if (event === "step") send({ type: "step", ...(data as object) });
+          },
+        });
+        running = job;
+        job.result
+          .then(
+            (result) => send({ type: cancelled ? "cancelled" : "result", ...result }),
+            (e) =>
+              cancelled && isAtomStudioError(e) && e.code === "CANCELLED"
+                ? send({ type: "cancelled", message: e.message })
+                : sendError(e),
+          )
+          .finally(() => {
+            running = undefined;
+          });
+      } catch (e) {
+        sendError(e);
+      }
+    });
+    socket.on("close", () => running?.cancel());
+  });
+};

@@ -1,0 +1,301 @@
+/**
+ * Optimization through the real Python worker: listing, ASE conformance through the service,
+ * frozen atoms, the WebSocket protocol, queueing, cancel, close, a killed worker, error rows.
+ */
+import { runPython } from "atomstudio-testkit";
+import type { FastifyInstance } from "fastify";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
+import type { ServiceContext } from "../src/context.ts";
+import { buildApp } from "../src/http/app.ts";
+import { WorkerPool } from "../src/optimize/pool.ts";
+import { calculatorPool } from "../src/optimize/service.ts";
+import { WorkerProcess } from "../src/optimize/worker.ts";
+import { optimizeWsPlugin } from "../src/optimize/ws.ts";
+import { testConfig } from "./helpers.ts";
+
+/** A Cu cluster cut from fcc, every atom nudged: enough work to watch steps go by. */
+const cuCluster = (reps: number, jitter = 0.15) => {
+  const a = 3.61;
+  const sites: Array<{ species: Array<{ element: string; occu: number }>; xyz: number[] }> = [];
+  let k = 0;
+  for (let i = 0; i < reps; i++)
+    for (let j = 0; j < reps; j++)
+      for (let l = 0; l < reps; l++)
+        for (const [x, y, z] of [
+          [0, 0, 0],
+          [0.5, 0.5, 0],
+          [0.5, 0, 0.5],
+          [0, 0.5, 0.5],
+        ] as const) {
+          k++;
+          const d = (s: number) => jitter * Math.sin(k * s);
+          sites.push({
+            species: [{ element: "Cu", occu: 1 }],
+            xyz: [(i + x) * a + d(1.3), (j + y) * a + d(2.1), (l + z) * a + d(3.7)],
+          });
+        }
+  return { "@class": "Molecule", charge: 0, sites };
+};
+
+let app: FastifyInstance;
+let ctx: ServiceContext;
+let base: string;
+let wsBase: string;
+beforeAll(async () => {
+  ({ app, ctx } = await buildApp({ config: testConfig(), plugins: [optimizeWsPlugin] }));
+  base = await app.listen({ host: "127.0.0.1", port: 0 });
+  wsBase = base.replace("http", "ws");
+}, 60_000);
+afterAll(() => app.close());
+
+const post = async (path: string, body: unknown) => {
+  const res = await fetch(`${base}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+};
+
+interface Msg {
+  type: string;
+  [k: string]: unknown;
+}
+/** Open the optimization socket, send `start`, collect messages until a final one. */
+const wsRun = (start: unknown, onMessage?: (m: Msg, ws: WebSocket) => void): Promise<Msg[]> =>
+  new Promise((resolve, reject) => {
+    const ws = new WebSocket(`${wsBase}/api/optimize/ws`);
+    const msgs: Msg[] = [];
+    ws.on("open", () => ws.send(typeof start === "string" ? start : JSON.stringify(start)));
+    ws.on("message", (raw) => {
+      const m = JSON.parse(raw.toString()) as Msg;
+      msgs.push(m);
+      onMessage?.(m, ws);
+      if (["result", "cancelled", "error"].includes(m.type)) {
+        ws.close();
+        resolve(msgs);
+      }
+    });
+    ws.on("error", reject);
+  });
+
+describe("calculator listing", () => {
+  it("lists every calculator of the interface with real availability", async () => {
+    const res = await fetch(`${base}/api/optimize/calculators`);
+    const body = (await res.json()) as {
+      calculators: Array<{ id: string; available: boolean; status_message: string | null }>;
+      optimizers: Array<{ id: string; available: boolean }>;
+    };
+    expect(body.calculators.map((c) => c.id).sort()).toEqual([
+      "chgnet",
+      "emt",
+      "gfn0",
+      "gfn1",
+      "gfn2",
+      "gfnff",
+      "m3gnet",
+      "mace",
+      "uff",
+    ]);
+    const byId = Object.fromEntries(body.calculators.map((c) => [c.id, c]));
+    expect(byId.emt?.available).toBe(true);
+    expect(byId.uff?.available).toBe(false);
+    for (const c of body.calculators) if (!c.available) expect(c.status_message).toBeTruthy();
+    expect(body.optimizers.find((o) => o.id === "bfgs")?.available).toBe(true);
+  });
+});
+
+describe("conformance with ASE run directly", () => {
+  it("EMT single point and BFGS relaxation equal ASE's", async () => {
+    const cluster = cuCluster(1);
+    const energy = await post("/api/optimize/energy", { structure: cluster, calculator: "emt" });
+    expect(energy.status).toBe(200);
+    const opt = await post("/api/optimize/structure", {
+      structure: cluster,
+      calculator: "emt",
+      optimizer: "bfgs",
+      fmax: 0.01,
+      max_steps: 300,
+    });
+    expect(opt.status).toBe(200);
+    const ase = await runPython<{ e0: number; e: number; pos: number[][] }>(
+      `
+import json, sys
+from ase import Atoms
+from ase.calculators.emt import EMT
+from ase.optimize import BFGS
+d = json.load(sys.stdin)
+atoms = Atoms([s["species"][0]["element"] for s in d["sites"]], positions=[s["xyz"] for s in d["sites"]])
+atoms.calc = EMT()
+e0 = atoms.get_potential_energy()
+BFGS(atoms, logfile=None).run(fmax=0.01, steps=300)
+json.dump({"e0": e0, "e": atoms.get_potential_energy(), "pos": atoms.positions.tolist()}, sys.stdout)
+`,
+      cluster,
+    );
+    expect(Math.abs((energy.body.energy as number) - ase.e0)).toBeLessThan(1e-6);
+    expect(opt.body.converged).toBe(true);
+    expect(Math.abs((opt.body.energy as number) - ase.e)).toBeLessThan(1e-6);
+    const sites = (opt.body.structure as { sites: Array<{ xyz: number[]; properties: { forces?: number[] } }> }).sites;
+    sites.forEach((s, i) => s.xyz.forEach((v, j) => expect(Math.abs(v - (ase.pos[i]?.[j] as number))).toBeLessThan(1e-5)));
+    expect(sites[0]?.properties.forces).toHaveLength(3);
+  });
+
+  it("frozen atoms do not move at all", async () => {
+    const cluster = cuCluster(1, 0.25);
+    const frozen = [0, 2];
+    const opt = await post("/api/optimize/structure", {
+      structure: cluster,
+      calculator: "emt",
+      frozen_atoms: frozen,
+      max_steps: 50,
+    });
+    expect(opt.status).toBe(200);
+    const sites = (opt.body.structure as { sites: Array<{ xyz: number[] }> }).sites;
+    for (const i of frozen) expect(sites[i]?.xyz).toEqual(cluster.sites[i]?.xyz);
+    expect(sites[1]?.xyz).not.toEqual(cluster.sites[1]?.xyz);
+  });
+
+  it("GET /api/optimize/energy takes the structure as a JSON query parameter", async () => {
+    const q = new URLSearchParams({ structure: JSON.stringify(cuCluster(1)), calculator: "emt" });
+    const res = await fetch(`${base}/api/optimize/energy?${q}`);
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { energy: number; forces: number[][] };
+    expect(body.forces).toHaveLength(4);
+  });
+});
+
+describe("WebSocket protocol", () => {
+  it("streams one step per step, in order, then the result", async () => {
+    const msgs = await wsRun({ action: "start", structure: cuCluster(1), calculator: "emt", fmax: 0.01 });
+    const steps = msgs.filter((m) => m.type === "step");
+    expect(steps.length).toBeGreaterThan(2);
+    steps.forEach((s, i) => {
+      expect(s.step).toBe(i);
+      expect(Object.keys(s).sort()).toEqual(["converged", "energy", "fmax", "step", "structure", "type"]);
+    });
+    expect(steps.at(-1)?.converged).toBe(true);
+    const last = msgs.at(-1) as Msg;
+    expect(last.type).toBe("result");
+    expect(last.converged).toBe(true);
+  });
+
+  it("cancel stops the run", async () => {
+    let sent = false;
+    const msgs = await wsRun(
+      { action: "start", structure: cuCluster(3), calculator: "emt", fmax: 1e-6, max_steps: 5000 },
+      (m, ws) => {
+        if (m.type === "step" && !sent) {
+          sent = true;
+          ws.send(JSON.stringify({ action: "cancel" }));
+        }
+      },
+    );
+    expect(msgs.at(-1)?.type).toBe("cancelled");
+    expect(msgs.filter((m) => m.type === "step").length).toBeLessThan(5000);
+  });
+
+  it("closing the socket mid-run cancels it and frees the worker", async () => {
+    await new Promise<void>((resolve) => {
+      const ws = new WebSocket(`${wsBase}/api/optimize/ws`);
+      ws.on("open", () =>
+        ws.send(JSON.stringify({ action: "start", structure: cuCluster(3), calculator: "emt", fmax: 1e-6, max_steps: 5000 })),
+      );
+      ws.on("message", () => {
+        ws.terminate();
+        resolve();
+      });
+    });
+    const t = Date.now();
+    const msgs = await wsRun({ action: "start", structure: cuCluster(1), calculator: "emt" });
+    expect(msgs.at(-1)?.type).toBe("result");
+    expect(Date.now() - t).toBeLessThan(20_000);
+  });
+
+  // [message, code]
+  const malformed: Array<[string, string]> = [
+    ["not json", "MALFORMED_REQUEST"],
+    [JSON.stringify({ action: "jump" }), "MALFORMED_REQUEST"],
+    [JSON.stringify({ action: "start", calculator: "emt" }), "MALFORMED_REQUEST"],
+    [JSON.stringify({ action: "start", structure: cuCluster(1), calculator: "emt", fmax: "small" }), "MALFORMED_REQUEST"],
+    [JSON.stringify({ action: "start", structure: cuCluster(1), calculator: "nope" }), "UNKNOWN_CALCULATOR"],
+  ];
+  it.each(malformed)("start message %s → error %s", async (message, code) => {
+    const msgs = await wsRun(message);
+    expect(msgs.at(-1)).toMatchObject({ type: "error", code });
+  });
+});
+
+describe("errors and faults", () => {
+  // [condition, body, status, code]
+  const rows: Array<[string, Record<string, unknown>, number, string]> = [
+    ["unknown calculator", { structure: cuCluster(1), calculator: "dft-please" }, 400, "UNKNOWN_CALCULATOR"],
+    ["calculator running in the browser", { structure: cuCluster(1), calculator: "uff" }, 400, "CALCULATOR_UNAVAILABLE"],
+    [
+      "unsupported elements (EMT with Li)",
+      {
+        structure: {
+          "@class": "Molecule",
+          sites: [
+            { species: "Li", xyz: [0, 0, 0] },
+            { species: "Li", xyz: [0, 0, 2.7] },
+          ],
+        },
+        calculator: "emt",
+      },
+      400,
+      "UNSUPPORTED_ELEMENTS",
+    ],
+    ["frozen index out of bounds", { structure: cuCluster(1), calculator: "emt", frozen_atoms: [99] }, 400, "INVALID_INDEX"],
+    ["bad structure", { structure: { sites: 3 }, calculator: "emt" }, 400, "INVALID_STRUCTURE"],
+    ["missing calculator", { structure: cuCluster(1) }, 422, "MALFORMED_REQUEST"],
+  ];
+  it.each(rows)("%s → %i %s", async (_c, body, status, code) => {
+    const res = await post("/api/optimize/structure", body);
+    expect([res.status, res.body.code]).toEqual([status, code]);
+  });
+
+  it("a worker killed mid-run gives an error event, and the next run succeeds", async () => {
+    let killed = false;
+    const msgs = await wsRun(
+      { action: "start", structure: cuCluster(3), calculator: "emt", fmax: 1e-6, max_steps: 5000 },
+      (m) => {
+        if (m.type === "step" && !killed) {
+          killed = true;
+          for (const w of calculatorPool(ctx).workers) w.kill();
+        }
+      },
+    );
+    expect(msgs.at(-1)).toMatchObject({ type: "error", code: "WORKER_DIED" });
+    const next = await wsRun({ action: "start", structure: cuCluster(1), calculator: "emt" });
+    expect(next.at(-1)?.type).toBe("result");
+  });
+
+  it("runs beyond the pool wait in a queue and say so", async () => {
+    const long = wsRun({ action: "start", structure: cuCluster(3), calculator: "emt", fmax: 1e-6, max_steps: 40 });
+    await new Promise((r) => setTimeout(r, 300));
+    const second = await wsRun({ action: "start", structure: cuCluster(1), calculator: "emt" });
+    expect(second[0]).toMatchObject({ type: "queued", position: 1 });
+    expect(second.at(-1)?.type).toBe("result");
+    expect((await long).at(-1)?.type).toBe("result");
+  });
+
+  it("missing Sella → 400 OPTIMIZER_UNAVAILABLE with the install command", async () => {
+    const { app: noSella, ctx } = await buildApp({ config: testConfig(), plugins: [] });
+    ctx.services.calculatorPool = new WorkerPool(
+      1,
+      () => new WorkerProcess(undefined, { ...process.env, ATOMSTUDIO_WORKER_HIDE_MODULES: "sella" }),
+    );
+    for (const optimizer of ["tr_min", "tr_ts", "irc"]) {
+      const res = await noSella.inject({
+        method: "POST",
+        url: "/api/optimize/structure",
+        payload: { structure: cuCluster(1), calculator: "emt", optimizer },
+      });
+      expect([res.statusCode, res.json().code]).toEqual([400, "OPTIMIZER_UNAVAILABLE"]);
+      expect(res.json().error).toMatch(/pip install/);
+    }
+    await noSella.close();
+  });
+});

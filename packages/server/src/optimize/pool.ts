@@ -90,7 +90,7 @@ export class WorkerPool {
   }
 
   #notifyPositions(): void {
-    this.#queue.forEach((q, i) => q.onQueued?.(i + 1));
+    for (const [i, q] of this.#queue.entries()) q.onQueued?.(i + 1);
   }
 
   #dispatch(): void {

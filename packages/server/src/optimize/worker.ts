@@ -95,7 +95,10 @@ export class WorkerProcess {
     }
     const p = this.#pending.get(String(msg.id));
     if (!p) return;
-    if (msg.event) return p.onEvent?.(msg.event, msg.data);
+    if (msg.event) {
+      p.onEvent?.(msg.event, msg.data);
+      return;
+    }
     this.#pending.delete(String(msg.id));
     if (msg.ok) p.resolve(msg.result);
     else p.reject(workerError((msg.error ?? {}) as never));

@@ -138,7 +138,8 @@ json.dump({"e0": e0, "e": atoms.get_potential_energy(), "pos": atoms.positions.t
     expect(opt.body.converged).toBe(true);
     expect(Math.abs((opt.body.energy as number) - ase.e)).toBeLessThan(1e-6);
     const sites = (opt.body.structure as { sites: Array<{ xyz: number[]; properties: { forces?: number[] } }> }).sites;
-    for (const [i, s] of sites.entries()) for (const [j, v] of s.xyz.entries()) expect(Math.abs(v - (ase.pos[i]?.[j] as number))).toBeLessThan(1e-5);
+    for (const [i, s] of sites.entries())
+      for (const [j, v] of s.xyz.entries()) expect(Math.abs(v - (ase.pos[i]?.[j] as number))).toBeLessThan(1e-5);
     expect(sites[0]?.properties.forces).toHaveLength(3);
   });
 

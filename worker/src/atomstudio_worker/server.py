@@ -260,7 +260,26 @@ def _claim_stdout() -> int:
     return out_fd
 
 
+class _ImportBlocker:
+    """Makes `import NAME` fail for the modules named in ATOMSTUDIO_WORKER_HIDE_MODULES, so a
+    missing optional library (Sella, tblite, ...) can be simulated without uninstalling it."""
+
+    def __init__(self, names: set[str]):
+        self.names = names
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname.split(".")[0] in self.names:
+            raise ModuleNotFoundError(f"No module named {fullname!r} (hidden by ATOMSTUDIO_WORKER_HIDE_MODULES)",
+                                      name=fullname)
+        return None
+
+
 def serve() -> int:
+    from .calculators import _hidden_modules
+
+    hidden = _hidden_modules()
+    if hidden:
+        sys.meta_path.insert(0, _ImportBlocker(hidden))
     out_fd = _claim_stdout()
     logging.basicConfig(
         stream=sys.stderr,

@@ -17,6 +17,7 @@ import {
   orderedElements,
   parseNum,
   type StructureFormat,
+  scanNumbers,
   splitLines,
   tokens,
 } from "./util.ts";
@@ -77,6 +78,8 @@ const readCryst1 = (line: string, where: string): Lattice | null => {
   }
 };
 
+const pdbBuf = [0, 0, 0];
+
 export const readPdb = (content: string): Structure[] => {
   const lines = splitLines(content);
   const frames: Structure[] = [];
@@ -99,7 +102,12 @@ export const readPdb = (content: string): Structure[] => {
     const rec = line.slice(0, 6);
     if (rec === "ATOM  " || rec === "HETATM" || rec === "ATOM") {
       const where = `PDB line ${i + 1}`;
-      const xyz = [field(line, 30, 38), field(line, 38, 46), field(line, 46, 54)].map(parseNum);
+      // Columns 31-54 usually have spaces between the numbers; when they run together, slice them.
+      const cols = line.slice(30, 54);
+      const xyz =
+        cols.length === 24 && scanNumbers(cols, pdbBuf, 3) === 3
+          ? pdbBuf
+          : [field(line, 30, 38), field(line, 38, 46), field(line, 46, 54)].map(parseNum);
       if (xyz.some(Number.isNaN)) throw formatError(`${where}: coordinates in columns 31-54 are not numbers`);
       const el = elementOf(line);
       if (!el)

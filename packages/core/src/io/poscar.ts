@@ -22,6 +22,7 @@ import {
   parseNum,
   requireNum,
   type StructureFormat,
+  scanNumbers,
   splitLines,
   tokens,
 } from "./util.ts";
@@ -304,28 +305,30 @@ export const readXdatcar = (content: string): Structure[] => {
     }
     if (!h || !shared) throw formatError(`${what} line ${i + 1}: a configuration before any header`);
     const cartesian = /^\s*[cCkK]/.test(line);
-    if (i + n >= lines.length || tokens(lines[i + n]).length < 3) {
+    if (i + n >= lines.length || scanNumbers(lines[i + n] as string, f, 3) < 3) {
       // An MD run that was cut off: keep the complete frames.
       if (frames.length > 0) break;
       throw formatError(`${what} is truncated: the first configuration has fewer than ${n} coordinate lines`);
     }
     const cart = new Float64Array(3 * n);
+    const m = h.lattice.matrix;
+    const sc = h.cartScale;
     for (let k = 0; k < n; k++) {
-      const t = coordTokens(lines[i + 1 + k]);
-      const where = `${what} line ${i + 2 + k}`;
-      if (t.length < 3) throw formatError(`${where}: expected 3 coordinates`);
-      f[0] = requireNum(t[0], where);
-      f[1] = requireNum(t[1], where);
-      f[2] = requireNum(t[2], where);
+      const line = lines[i + 1 + k] as string;
+      if (scanNumbers(line, f, 3) < 3) {
+        const t = coordTokens(line);
+        const where = `${what} line ${i + 2 + k}`;
+        if (t.length < 3) throw formatError(`${where}: expected 3 coordinates`);
+        for (let d = 0; d < 3; d++) f[d] = requireNum(t[d], where);
+      }
       if (cartesian) {
-        cart[3 * k] = f[0] * h.cartScale[0];
-        cart[3 * k + 1] = f[1] * h.cartScale[1];
-        cart[3 * k + 2] = f[2] * h.cartScale[2];
+        cart[3 * k] = f[0] * sc[0];
+        cart[3 * k + 1] = f[1] * sc[1];
+        cart[3 * k + 2] = f[2] * sc[2];
       } else {
-        const p = h.lattice.toCartesian(f);
-        cart[3 * k] = p[0];
-        cart[3 * k + 1] = p[1];
-        cart[3 * k + 2] = p[2];
+        cart[3 * k] = f[0] * m[0][0] + f[1] * m[1][0] + f[2] * m[2][0];
+        cart[3 * k + 1] = f[0] * m[0][1] + f[1] * m[1][1] + f[2] * m[2][1];
+        cart[3 * k + 2] = f[0] * m[0][2] + f[1] * m[1][2] + f[2] * m[2][2];
       }
     }
     frames.push(

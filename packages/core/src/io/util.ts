@@ -94,3 +94,102 @@ export const orderedElements = (s: Structure, formatName: string): string[] =>
       });
     return only.element;
   });
+
+const POW10 = [
+  1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+];
+
+/**
+ * A decimal number from line[start, end) without allocating a substring. Mantissas of at most
+ * 15 digits scaled by at most 10^22 are exact in doubles, so one IEEE multiply or divide gives
+ * the correctly rounded value, identical to Number() (Clinger's fast path); anything else goes
+ * through the strict string parser.
+ */
+const fastNumber = (line: string, start: number, end: number): number => {
+  let i = start;
+  let neg = false;
+  let c = line.charCodeAt(i);
+  if (c === 45 || c === 43) {
+    neg = c === 45;
+    i++;
+  }
+  let mant = 0;
+  let digits = 0;
+  let scale = 0;
+  let any = false;
+  for (; i < end; i++) {
+    c = line.charCodeAt(i);
+    if (c < 48 || c > 57) break;
+    if (digits > 0 || c !== 48) digits++;
+    mant = mant * 10 + (c - 48);
+    any = true;
+  }
+  if (i < end && line.charCodeAt(i) === 46) {
+    i++;
+    for (; i < end; i++) {
+      c = line.charCodeAt(i);
+      if (c < 48 || c > 57) break;
+      if (digits > 0 || c !== 48) digits++;
+      mant = mant * 10 + (c - 48);
+      scale--;
+      any = true;
+    }
+  }
+  if (!any) return Number.NaN;
+  if (i < end) {
+    c = line.charCodeAt(i);
+    if (c !== 101 && c !== 69 && c !== 100 && c !== 68) return Number.NaN;
+    return parseNum(line.slice(start, end));
+  }
+  if (digits > 15 || scale < -22) return parseNum(line.slice(start, end));
+  const v = scale === 0 ? mant : mant / (POW10[-scale] as number);
+  return neg ? -v : v;
+};
+
+const isNumChar = (c: number): boolean =>
+  (c >= 48 && c <= 57) || c === 46 || c === 43 || c === 45 || c === 101 || c === 69 || c === 100 || c === 68;
+
+/**
+ * Reads up to `max` numbers of a line, from index `from`, into `out`; returns how many it read
+ * (it stops at the first token that is not a number). The hot loop of trajectory parsing: no regex, no split.
+ */
+export const scanNumbers = (line: string, out: Float64Array | number[], max: number, from = 0): number => {
+  const n = line.length;
+  let i = from;
+  let count = 0;
+  while (count < max) {
+    while (i < n) {
+      const c = line.charCodeAt(i);
+      if (c !== 32 && c !== 9 && c !== 13) break;
+      i++;
+    }
+    if (i >= n) break;
+    const start = i;
+    let plain = true;
+    while (i < n) {
+      const c = line.charCodeAt(i);
+      if (c === 32 || c === 9 || c === 13) break;
+      if (!isNumChar(c)) plain = false;
+      i++;
+    }
+    if (!plain) break;
+    const v = fastNumber(line, start, i);
+    if (!Number.isFinite(v)) break;
+    out[count++] = v;
+  }
+  return count;
+};
+
+/** The first whitespace-delimited token of a line and the index just after it. */
+export const firstToken = (line: string): [string, number] => {
+  const n = line.length;
+  let i = 0;
+  while (i < n && (line.charCodeAt(i) === 32 || line.charCodeAt(i) === 9)) i++;
+  const start = i;
+  while (i < n) {
+    const c = line.charCodeAt(i);
+    if (c === 32 || c === 9 || c === 13) break;
+    i++;
+  }
+  return [line.slice(start, i), i];
+};

@@ -11,6 +11,7 @@ import { speciesOf } from "../pymatgen.ts";
 import { type SiteSpecies, Structure, speciesString } from "../structure.ts";
 import {
   extensionOf,
+  firstToken,
   fmt,
   formatError,
   head,
@@ -19,6 +20,7 @@ import {
   parseIntStrict,
   parseNum,
   type StructureFormat,
+  scanNumbers,
   splitLines,
   tokens,
 } from "./util.ts";
@@ -37,6 +39,8 @@ interface Frame {
   n: number;
 }
 
+const ATOM_LINE = /^\s*\S+\s+\S+\s+\S+\s+\S/;
+
 /** Frame boundaries; a last frame cut short is dropped when earlier ones are complete. */
 const frames = (lines: readonly string[], what: string): Frame[] => {
   const out: Frame[] = [];
@@ -54,7 +58,7 @@ const frames = (lines: readonly string[], what: string): Frame[] => {
       );
     const start = i + 2;
     let available = 0;
-    while (available < n && start + available < lines.length && tokens(lines[start + available]).length >= 4) available++;
+    while (available < n && start + available < lines.length && ATOM_LINE.test(lines[start + available] as string)) available++;
     if (available < n) {
       const atEnd = lines.slice(start + available).every((l) => l.trim() === "");
       if (atEnd && out.length > 0) break;
@@ -76,6 +80,24 @@ const sitesFor = (elements: readonly string[], cache: { key: string; species: Si
   return { key, species, labels: species.map(speciesString) };
 };
 
+const xyzBuf = [0, 0, 0];
+
+/** "El x y z ..." into elements[k] and cart[3k..]: the hot loop of XYZ trajectories. */
+const readAtomLine = (line: string, where: string, elements: string[], cart: Float64Array, k: number): void => {
+  const [tok, end] = firstToken(line);
+  const el = elementOf(tok);
+  if (!el) throw formatError(`${where}: ${JSON.stringify(tok)} is not an element`);
+  elements[k] = el;
+  if (scanNumbers(line, xyzBuf, 3, end) < 3) {
+    const t = tokens(line);
+    const bad = t.slice(1, 4).find((v) => Number.isNaN(parseNum(v)));
+    throw formatError(`${where}: coordinate ${JSON.stringify(bad ?? "")} is not a number`);
+  }
+  cart[3 * k] = xyzBuf[0] as number;
+  cart[3 * k + 1] = xyzBuf[1] as number;
+  cart[3 * k + 2] = xyzBuf[2] as number;
+};
+
 export const readXyz = (content: string): Structure[] => {
   const lines = splitLines(content);
   const what = "XYZ";
@@ -84,18 +106,8 @@ export const readXyz = (content: string): Structure[] => {
   for (const f of frames(lines, what)) {
     const cart = new Float64Array(3 * f.n);
     const elements: string[] = new Array(f.n);
-    for (let k = 0; k < f.n; k++) {
-      const t = tokens(lines[f.start + k]);
-      const el = elementOf(t[0] as string);
-      if (!el) throw formatError(`${what} line ${f.start + k + 1}: ${JSON.stringify(t[0])} is not an element`);
-      elements[k] = el;
-      for (let d = 0; d < 3; d++) {
-        const v = parseNum(t[d + 1]);
-        if (Number.isNaN(v))
-          throw formatError(`${what} line ${f.start + k + 1}: coordinate ${JSON.stringify(t[d + 1])} is not a number`);
-        cart[3 * k + d] = v;
-      }
-    }
+    for (let k = 0; k < f.n; k++)
+      readAtomLine(lines[f.start + k] as string, `${what} line ${f.start + k + 1}`, elements, cart, k);
     cache = sitesFor(elements, cache);
     out.push(new Structure({ lattice: null, species: cache.species, cart, labels: cache.labels }));
   }
@@ -220,9 +232,14 @@ export const readExtxyz = (content: string): Structure[] => {
     const cart = new Float64Array(3 * f.n);
     const extra = cols.filter((c) => c !== speciesCol && c !== posCol);
     const siteProps: Record<string, unknown>[] | undefined = extra.length ? [] : undefined;
+    const simple = cols.length === 2 && cols[0] === speciesCol && cols[1] === posCol;
     for (let k = 0; k < f.n; k++) {
-      const t = tokens(lines[f.start + k]);
       const where = `${what} line ${f.start + k + 1}`;
+      if (simple) {
+        readAtomLine(lines[f.start + k] as string, where, elements, cart, k);
+        continue;
+      }
+      const t = tokens(lines[f.start + k]);
       if (t.length < width) throw formatError(`${where}: ${t.length} columns, Properties describes ${width}`);
       let c = 0;
       const props: Record<string, unknown> = {};

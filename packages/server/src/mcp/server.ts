@@ -77,17 +77,28 @@ export const toolError = (body: ErrorBody): CallToolResult => ({
   structuredContent: body as unknown as Record<string, unknown>,
 });
 
-/** The tool definitions as MCP `tools/list` gives them. */
-export const listTools = (operations: readonly Operation[]): Tool[] =>
-  mcpTools(operations).map((t) => ({
-    name: t.name,
-    description: t.description,
-    inputSchema: t.input_schema as Tool["inputSchema"],
-  }));
+const generated = new WeakMap<readonly Operation[], { tools: Tool[]; byName: Map<string, Operation> }>();
+
+/** The tool definitions as MCP `tools/list` gives them, generated once per operation list. */
+const toolsOf = (operations: readonly Operation[]) => {
+  let g = generated.get(operations);
+  if (!g) {
+    const tools = mcpTools(operations).map((t) => ({
+      name: t.name,
+      description: t.description,
+      inputSchema: t.input_schema as Tool["inputSchema"],
+    }));
+    g = { tools, byName: new Map(operations.filter((op) => op.mcp).map((op) => [op.mcp as string, op])) };
+    generated.set(operations, g);
+  }
+  return g;
+};
+
+export const listTools = (operations: readonly Operation[]): Tool[] => toolsOf(operations).tools;
 
 export const createMcpServer = (opts: McpServerOptions): Server => {
-  const tools = listTools(opts.operations);
-  const byName = new Map(opts.operations.filter((op) => op.mcp).map((op) => [op.mcp as string, op]));
+  // The service builds one server per HTTP request: the schemas are generated once.
+  const { tools, byName } = toolsOf(opts.operations);
   const server = new Server(
     { name: "atomstudio", title: "AtomStudio", version: VERSION },
     {

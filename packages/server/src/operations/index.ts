@@ -8,4 +8,12 @@ import { structureIo } from "./structure-io.ts";
 import { structureOps } from "./structure-ops.ts";
 import { viewerOps } from "./viewer.ts";
 
-export const operations: Operation[] = [healthOp, ...structureOps, ...structureBuild, ...structureIo, ...optimizeOps, ...viewerOps, ...chatOps] as unknown as Operation[];
+export const operations: Operation[] = [
+  healthOp,
+  ...structureOps,
+  ...structureBuild,
+  ...structureIo,
+  ...optimizeOps,
+  ...viewerOps,
+  ...chatOps,
+] as unknown as Operation[];

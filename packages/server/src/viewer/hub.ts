@@ -1,0 +1,199 @@
+/**
+ * The studios connected to this process over `GET /api/view/ws`, and the request/reply exchange
+ * with one of them (decisions §5): the service sends `{id, command, params}`, the studio answers
+ * `{id, ok: true, result}` or `{id, ok: false, error}`. A studio that closes its socket fails every
+ * request it was handling at once with 503 NO_VIEWER; one that stays silent fails with 504
+ * VIEWER_TIMEOUT after the timeout.
+ */
+import { randomUUID } from "node:crypto";
+import { AtomStudioError } from "atomstudio-core";
+
+/** What the hub needs of a socket (the `ws` WebSocket satisfies it; tests may pass fakes). */
+export interface ViewerSocket {
+  send(data: string): void;
+  close(code?: number, reason?: string): void;
+  readonly readyState: number;
+}
+
+/** Error a studio may report: `{code, message}` (a bare string is accepted too). */
+export interface ViewerErrorPayload {
+  code?: string;
+  message?: string;
+  status?: number;
+  details?: Record<string, unknown>;
+}
+
+export interface ViewerClientInfo {
+  id: string;
+  connectedAt: number;
+  lastActive: number;
+}
+
+interface Pending {
+  resolve: (v: unknown) => void;
+  reject: (e: unknown) => void;
+  timer: ReturnType<typeof setTimeout>;
+}
+
+interface Client extends ViewerClientInfo {
+  socket: ViewerSocket;
+  pending: Map<string, Pending>;
+}
+
+export const noViewer = (
+  message = "No studio (viewer) is connected: open the AtomStudio web studio first",
+  details?: Record<string, unknown>,
+) => new AtomStudioError("NO_VIEWER", message, details, 503);
+
+export const viewerTimeout = (ms: number, clientId: string) =>
+  new AtomStudioError(
+    "VIEWER_TIMEOUT",
+    `The studio did not answer within ${ms / 1000} s`,
+    { client_id: clientId, timeout_ms: ms },
+    504,
+  );
+
+/** Status for an error code a studio reports; unknown codes are the studio's failure (502). */
+const STATUS_OF_CODE: Record<string, number> = {
+  NO_STRUCTURE_LOADED: 404,
+  INVALID_FORMAT: 400,
+  INVALID_DIMENSIONS: 400,
+  INVALID_QUALITY: 400,
+  NO_VIEWER: 503,
+  VIEWER_TIMEOUT: 504,
+};
+
+/** Turn a studio's (or a remote service process's) error payload into the service's error. */
+export const viewerError = (payload: unknown): AtomStudioError => {
+  const p: ViewerErrorPayload = typeof payload === "string" ? { message: payload } : ((payload ?? {}) as ViewerErrorPayload);
+  const code = typeof p.code === "string" && /^[A-Z][A-Z0-9_]*$/.test(p.code) ? p.code : "VIEWER_ERROR";
+  const status = typeof p.status === "number" ? p.status : (STATUS_OF_CODE[code] ?? 502);
+  return new AtomStudioError(code, p.message ?? "The studio reported an error", p.details, status);
+};
+
+/** Serializable form of an error, for a studio reply or a cross-process reply. */
+export const errorPayload = (e: unknown): ViewerErrorPayload => {
+  const err = e as Partial<AtomStudioError>;
+  return {
+    code: typeof err?.code === "string" ? err.code : "VIEWER_ERROR",
+    message: typeof err?.message === "string" ? err.message : String(e),
+    ...(typeof err?.status === "number" ? { status: err.status } : {}),
+    ...(err?.details ? { details: err.details } : {}),
+  };
+};
+
+const OPEN = 1;
+
+export class ViewerHub {
+  readonly #clients = new Map<string, Client>();
+  /** Called when a client connects, disconnects or becomes active (the Redis bridge listens). */
+  onChange: ((event: "connect" | "disconnect" | "active", client: ViewerClientInfo) => void) | undefined;
+
+  constructor(readonly timeoutMs: number) {}
+
+  /** Register a socket; returns its client id (the one asked for when free and well formed). */
+  attach(socket: ViewerSocket, wantedId?: string): string {
+    const id = wantedId && /^[\w.:-]{1,128}$/.test(wantedId) ? wantedId : randomUUID();
+    const old = this.#clients.get(id);
+    if (old) this.detach(old.socket, "replaced by a new connection with the same client id");
+    const now = Date.now();
+    const client: Client = { id, socket, connectedAt: now, lastActive: now, pending: new Map() };
+    this.#clients.set(id, client);
+    socket.send(JSON.stringify({ type: "welcome", client_id: id, timeout_ms: this.timeoutMs }));
+    this.onChange?.("connect", client);
+    return id;
+  }
+
+  /** Forget a socket (closed); every request it was handling fails now with 503 NO_VIEWER. */
+  detach(socket: ViewerSocket, why = "the studio disconnected while handling the request"): void {
+    for (const [id, c] of this.#clients) {
+      if (c.socket !== socket) continue;
+      this.#clients.delete(id);
+      for (const p of c.pending.values()) {
+        clearTimeout(p.timer);
+        p.reject(noViewer(`No answer: ${why}`, { client_id: id }));
+      }
+      c.pending.clear();
+      this.onChange?.("disconnect", c);
+    }
+  }
+
+  /** A message from a studio: a reply to a pending command, or an activity ping. */
+  receive(socket: ViewerSocket, raw: string): void {
+    const client = [...this.#clients.values()].find((c) => c.socket === socket);
+    if (!client) return;
+    let msg: { id?: unknown; ok?: unknown; result?: unknown; error?: unknown; type?: unknown };
+    try {
+      msg = JSON.parse(raw);
+    } catch {
+      return;
+    }
+    this.touch(client);
+    if (typeof msg.id !== "string") return;
+    const p = client.pending.get(msg.id);
+    if (!p) return;
+    client.pending.delete(msg.id);
+    clearTimeout(p.timer);
+    if (msg.ok === true) p.resolve(msg.result);
+    else p.reject(viewerError(msg.error));
+  }
+
+  private touch(client: Client): void {
+    client.lastActive = Date.now();
+    this.onChange?.("active", client);
+  }
+
+  list(): ViewerClientInfo[] {
+    return [...this.#clients.values()].map(({ id, connectedAt, lastActive }) => ({ id, connectedAt, lastActive }));
+  }
+
+  has(id: string): boolean {
+    return this.#clients.has(id);
+  }
+
+  /** The named client, or else the most recently active one; undefined when none fits. */
+  pick(clientId?: string): ViewerClientInfo | undefined {
+    if (clientId) return this.#clients.get(clientId);
+    let best: Client | undefined;
+    for (const c of this.#clients.values()) if (!best || c.lastActive >= best.lastActive) best = c;
+    return best;
+  }
+
+  /** Send a command to a client of this process and wait for its reply. */
+  request(clientId: string | undefined, command: string, params: unknown, timeoutMs = this.timeoutMs): Promise<unknown> {
+    const info = this.pick(clientId);
+    if (!info) return Promise.reject(clientId ? noViewer(`No studio with client id ${clientId} is connected`) : noViewer());
+    const client = this.#clients.get(info.id) as Client;
+    if (client.socket.readyState !== OPEN) {
+      this.detach(client.socket);
+      return Promise.reject(noViewer());
+    }
+    const id = randomUUID();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        client.pending.delete(id);
+        reject(viewerTimeout(timeoutMs, client.id));
+      }, timeoutMs);
+      client.pending.set(id, { resolve, reject, timer });
+      try {
+        client.socket.send(JSON.stringify({ id, command, params }));
+      } catch (e) {
+        clearTimeout(timer);
+        client.pending.delete(id);
+        reject(noViewer(`Could not reach the studio: ${(e as Error).message}`));
+      }
+    });
+  }
+
+  /** Close every socket (service shutdown). */
+  closeAll(): void {
+    for (const c of [...this.#clients.values()]) {
+      this.detach(c.socket, "the service is shutting down");
+      try {
+        c.socket.close(1001, "service shutting down");
+      } catch {
+        // already closed
+      }
+    }
+  }
+}

@@ -1,0 +1,70 @@
+/**
+ * The viewer relay plugin: `GET /api/view/ws` for studios, and `ctx.services.viewer` for the
+ * viewer operations (operations/viewer.ts). Across processes through Redis when the service has
+ * `ATOMSTUDIO_REDIS_URL`; in-process otherwise.
+ */
+import websocket from "@fastify/websocket";
+import type { FastifyInstance } from "fastify";
+import type { ServiceContext } from "../context.ts";
+import type { Plugin } from "../plugins.ts";
+import { ViewerHub, type ViewerSocket } from "./hub.ts";
+import { RedisBridge } from "./redis.ts";
+
+/** Production default of the interface: 10 seconds. */
+export const DEFAULT_VIEWER_TIMEOUT_MS = 10_000;
+
+export interface ViewerRelay {
+  readonly timeoutMs: number;
+  readonly hub: ViewerHub;
+  /** Run a studio command; `clientId` names a studio, else the most recently active answers. */
+  request(clientId: string | undefined, command: string, params?: unknown): Promise<unknown>;
+}
+
+export interface ViewerPluginOptions {
+  /** Reply timeout; default 10 s (`ATOMSTUDIO_VIEWER_TIMEOUT_MS` overrides, for benches and tests). */
+  timeoutMs?: number;
+  /** Redis URL for the cross-process relay; default: the service configuration's. */
+  redisUrl?: string | null;
+}
+
+export const viewerPlugin =
+  (opts: ViewerPluginOptions = {}): Plugin =>
+  async (app: FastifyInstance, ctx: ServiceContext) => {
+    const envTimeout = Number(process.env.ATOMSTUDIO_VIEWER_TIMEOUT_MS);
+    const timeoutMs = opts.timeoutMs ?? (envTimeout > 0 ? envTimeout : DEFAULT_VIEWER_TIMEOUT_MS);
+    const hub = new ViewerHub(timeoutMs);
+    const redisUrl = opts.redisUrl === null ? undefined : (opts.redisUrl ?? ctx.config.redisUrl);
+    const bridge = redisUrl ? new RedisBridge(redisUrl, hub, app.log) : undefined;
+    if (bridge) await bridge.start();
+
+    const relay: ViewerRelay = {
+      timeoutMs,
+      hub,
+      request: (clientId, command, params = {}) =>
+        bridge ? bridge.request(clientId, command, params, timeoutMs) : hub.request(clientId, command, params, timeoutMs),
+    };
+    ctx.services.viewer = relay;
+
+    // Another plugin (the optimization stream) may have registered the WebSocket support already.
+    if (!app.hasDecorator("websocketServer")) await app.register(websocket, { options: { maxPayload: 256 * 1024 * 1024 } });
+
+    // An upgrade refused before @fastify/websocket's own hooks ran (the token check of http/app.ts
+    // runs first) would leave its socket open and keep the service from closing: end it.
+    app.addHook("onResponse", async (req) => {
+      if (!(req as { ws?: boolean }).ws && req.headers.upgrade?.toLowerCase() === "websocket") req.raw.socket?.destroy();
+    });
+
+    app.get("/api/view/ws", { websocket: true }, (socket, req) => {
+      const q = req.query as Record<string, unknown>;
+      const s = socket as unknown as ViewerSocket;
+      hub.attach(s, typeof q.client_id === "string" ? q.client_id : undefined);
+      socket.on("message", (data: Buffer) => hub.receive(s, data.toString()));
+      socket.on("close", () => hub.detach(s));
+      socket.on("error", () => hub.detach(s));
+    });
+
+    app.addHook("preClose", async () => {
+      hub.closeAll();
+      await bridge?.stop();
+    });
+  };

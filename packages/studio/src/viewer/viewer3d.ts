@@ -1,0 +1,304 @@
+/**
+ * The 3D viewer: 3Dmol.js driven through our scene (adapter.ts). Everything here speaks site
+ * indices; the drawn-atom ↔ site map stays inside.
+ */
+import { createViewer, type GLViewer } from "3dmol";
+import type { Structure } from "atomstudio-core";
+import { buildScene, type Scene } from "./adapter.ts";
+
+export interface ViewOptions {
+  showAtoms: boolean;
+  showBonds: boolean;
+  showCell: boolean;
+  showLabels: boolean;
+  showForces: boolean;
+  /** Sphere scale relative to 3Dmol's van der Waals radii. */
+  atomScale: number;
+  /** Fixed sphere radius in Angstrom for every atom; null: scaled van der Waals radii. */
+  atomRadius: number | null;
+  /** Stick colour; null: coloured by element. */
+  bondColor: string | null;
+  bondRadius: number;
+  background: string;
+}
+
+export const DEFAULT_VIEW: ViewOptions = {
+  showAtoms: true,
+  showBonds: true,
+  showCell: true,
+  showLabels: false,
+  showForces: false,
+  atomScale: 0.3,
+  atomRadius: null,
+  bondColor: null,
+  bondRadius: 0.12,
+  background: "#ffffff",
+};
+
+export interface CaptureOptions {
+  width: number;
+  height: number;
+  format: "png" | "jpeg" | "webp";
+  quality?: number;
+  transparent?: boolean;
+  camera?: { rotation?: number[]; zoom?: number } | null;
+}
+
+export interface CaptureResult {
+  /** base64 without the data: prefix */
+  image: string;
+  format: string;
+  width: number;
+  height: number;
+}
+
+/** Most labels drawn at once (beyond that only selected sites are labelled). */
+export const MAX_LABELS = 500;
+const MAX_ARROWS = 5000;
+const SELECTED_COLOR = "#ff9900";
+
+/** Quaternion [x, y, z, w] of Euler angles in degrees, applied about x, then y, then z (fixed axes). */
+export const eulerQuaternion = (deg: readonly number[]): [number, number, number, number] => {
+  const [hx, hy, hz] = [0, 1, 2].map((k) => (((deg[k] ?? 0) as number) * Math.PI) / 360) as [number, number, number];
+  const [cx, sx, cy, sy, cz, sz] = [Math.cos(hx), Math.sin(hx), Math.cos(hy), Math.sin(hy), Math.cos(hz), Math.sin(hz)];
+  // q = qz * qy * qx
+  return [sx * cy * cz - cx * sy * sz, cx * sy * cz + sx * cy * sz, cx * cy * sz - sx * sy * cz, cx * cy * cz + sx * sy * sz];
+};
+
+export class MolViewer {
+  readonly viewer: GLViewer;
+  readonly container: HTMLElement;
+  options: ViewOptions = { ...DEFAULT_VIEW };
+  scene: Scene | null = null;
+  structure: Structure | null = null;
+  selection = new Set<number>();
+  /** Clicked site, with the click's modifier keys. */
+  onPick: ((site: number, ev: { shiftKey: boolean; ctrlKey: boolean; metaKey: boolean }) => void) | undefined;
+  // biome-ignore lint/suspicious/noExplicitAny: 3Dmol's model type is not exported by name
+  #model: any = null;
+  /** The view after fitting, with no rotation: what reset_camera returns to. */
+  #homeView: number[] | null = null;
+
+  constructor(container: HTMLElement) {
+    this.container = container;
+    this.viewer = createViewer(container, { backgroundColor: this.options.background, antialias: true } as never);
+  }
+
+  /** Show a structure. `keepView` keeps the camera (edits); otherwise the view is fitted. */
+  load(structure: Structure | null, opts: { keepView?: boolean } = {}): void {
+    const v = this.viewer;
+    this.structure = structure;
+    v.removeAllModels();
+    this.#model = null;
+    this.scene = null;
+    this.selection = new Set([...this.selection].filter((i) => structure && i < structure.length));
+    if (!structure) {
+      this.#decorate();
+      v.render();
+      return;
+    }
+    const scene = buildScene(structure);
+    this.scene = scene;
+    const adj: number[][] = scene.atoms.map(() => []);
+    for (const b of scene.bonds) {
+      adj[b.a]!.push(b.b);
+      adj[b.b]!.push(b.a);
+    }
+    const atoms = scene.atoms.map((a, i) => ({
+      elem: a.elem,
+      x: a.x,
+      y: a.y,
+      z: a.z,
+      index: i,
+      serial: i,
+      bonds: adj[i],
+      bondOrder: adj[i]!.map(() => 1),
+      properties: { site: a.site, image: a.image },
+    }));
+    const model = v.addModel();
+    model.addAtoms(atoms);
+    this.#model = model;
+    this.#style();
+    model.setClickable({}, true, ((atom: { index: number }, _v: unknown, ev: MouseEvent) => {
+      const site = scene.atomToSite[atom.index];
+      if (site !== undefined) this.onPick?.(site, { shiftKey: !!ev?.shiftKey, ctrlKey: !!ev?.ctrlKey, metaKey: !!ev?.metaKey });
+    }) as never);
+    this.#decorate();
+    if (!opts.keepView || !this.#homeView) this.resetCamera(false);
+    v.render();
+  }
+
+  setOptions(changes: Partial<ViewOptions>): void {
+    const before = this.options;
+    this.options = { ...before, ...changes };
+    if (changes.background !== undefined) this.viewer.setBackgroundColor(this.options.background, 1);
+    this.#style();
+    this.#decorate();
+    this.viewer.render();
+  }
+
+  setSelection(sites: Iterable<number>): void {
+    this.selection = new Set(sites);
+    this.#style();
+    if (this.options.showLabels) this.#decorate();
+    this.viewer.render();
+  }
+
+  #style(): void {
+    const model = this.#model;
+    if (!model || !this.scene) return;
+    const o = this.options;
+    const stick = o.showBonds
+      ? { stick: { radius: o.bondRadius, ...(o.bondColor ? { color: o.bondColor } : { colorscheme: "Jmol" }) } }
+      : {};
+    const sphere = { colorscheme: "Jmol", ...(o.atomRadius ? { radius: o.atomRadius } : { scale: o.atomScale }) };
+    const base = { ...(o.showAtoms ? { sphere } : {}), ...stick };
+    model.setStyle({}, base);
+    if (this.selection.size) {
+      const sel = this.selection;
+      const site = this.scene.atomToSite;
+      model.setStyle({ predicate: (a: { index: number }) => sel.has(site[a.index] as number) } as never, {
+        sphere: {
+          ...(o.atomRadius ? { radius: o.atomRadius * 1.1 } : { scale: Math.max(o.atomScale, 0.3) * 1.1 }),
+          color: SELECTED_COLOR,
+        },
+        ...stick,
+      });
+    }
+  }
+
+  /** Unit cell, labels and force arrows. */
+  #decorate(): void {
+    const v = this.viewer;
+    v.removeAllShapes();
+    v.removeAllLabels();
+    const scene = this.scene;
+    const s = this.structure;
+    if (!scene || !s) return;
+    const o = this.options;
+    if (o.showCell)
+      for (const [p, q] of scene.cellEdges)
+        v.addCylinder({
+          start: { x: p[0], y: p[1], z: p[2] },
+          end: { x: q[0], y: q[1], z: q[2] },
+          radius: 0.04,
+          color: "#555555",
+          fromCap: 1,
+          toCap: 1,
+        } as never);
+    if (o.showLabels) {
+      const sites = s.length <= MAX_LABELS ? [...Array(s.length).keys()] : [...this.selection].slice(0, MAX_LABELS);
+      for (const i of sites) {
+        const a = scene.atoms[scene.siteToAtom[i] as number]!;
+        v.addLabel(`${a.elem}${i}`, {
+          position: { x: a.x, y: a.y, z: a.z },
+          fontSize: 11,
+          fontColor: "black",
+          backgroundColor: "white",
+          backgroundOpacity: 0.6,
+          inFront: true,
+        } as never);
+      }
+    }
+    if (o.showForces) {
+      const forces: [number, number[]][] = [];
+      s.siteProperties.forEach((p, i) => {
+        const f = (p as { forces?: unknown }).forces;
+        if (Array.isArray(f) && f.length === 3 && f.every((x) => typeof x === "number")) forces.push([i, f as number[]]);
+      });
+      const maxF = forces.reduce((m, [, f]) => Math.max(m, Math.hypot(f[0]!, f[1]!, f[2]!)), 0);
+      if (maxF > 0) {
+        const scale = 1.5 / maxF;
+        for (const [i, f] of forces.slice(0, MAX_ARROWS)) {
+          const a = scene.atoms[scene.siteToAtom[i] as number]!;
+          if (Math.hypot(f[0]!, f[1]!, f[2]!) * scale < 0.05) continue;
+          v.addArrow({
+            start: { x: a.x, y: a.y, z: a.z },
+            end: { x: a.x + f[0]! * scale, y: a.y + f[1]! * scale, z: a.z + f[2]! * scale },
+            radius: 0.06,
+            color: "#d62728",
+          } as never);
+        }
+      }
+    }
+  }
+
+  /** Fit the structure with no rotation. */
+  resetCamera(render = true): void {
+    const v = this.viewer;
+    v.setView([0, 0, 0, 0, 0, 0, 0, 1]);
+    v.zoomTo();
+    this.#homeView = v.getView();
+    if (render) v.render();
+  }
+
+  /** Absolute rotation (degrees about x, y, z from the reset view); zoom relative to the fitted view. */
+  setRotation(deg: readonly number[], zoom?: number, render = true): void {
+    if (!this.#homeView) this.resetCamera(false);
+    const home = this.#homeView as number[];
+    const q = eulerQuaternion(deg);
+    const current = this.viewer.getView();
+    this.viewer.setView([home[0], home[1], home[2], zoom === undefined ? current[3] : home[3], ...q]);
+    if (zoom !== undefined && zoom !== 1) this.viewer.zoom(zoom);
+    if (render) this.viewer.render();
+  }
+
+  /** Sites whose drawn atoms fall inside a rectangle of the container (CSS pixels). */
+  sitesInRect(x0: number, y0: number, x1: number, y1: number): number[] {
+    const scene = this.scene;
+    if (!scene) return [];
+    const [lx, hx, ly, hy] = [Math.min(x0, x1), Math.max(x0, x1), Math.min(y0, y1), Math.max(y0, y1)];
+    const screen = this.viewer.modelToScreen(scene.atoms.map((a) => ({ x: a.x, y: a.y, z: a.z }))) as { x: number; y: number }[];
+    const out = new Set<number>();
+    screen.forEach((p, i) => {
+      if (p.x >= lx && p.x <= hx && p.y >= ly && p.y <= hy) out.add(scene.atomToSite[i] as number);
+    });
+    return [...out].sort((a, b) => a - b);
+  }
+
+  /** Render at exactly width x height pixels in the format asked, then restore the live view. */
+  capture(o: CaptureOptions): CaptureResult {
+    const v = this.viewer;
+    // 3Dmol renders antialiased views at twice the CSS size (its "upscale"): ask for the size that
+    // gives exactly width x height device pixels, so the image is rendered at the size asked.
+    const dpr = (v.getRenderer() as { devicePixelRatio?: number }).devicePixelRatio || window.devicePixelRatio || 1;
+    const saved = v.getView();
+    const transparent = !!o.transparent && o.format !== "jpeg";
+    try {
+      if (transparent) v.setBackgroundColor(this.options.background, 0);
+      v.setWidth(o.width / dpr);
+      v.setHeight(o.height / dpr);
+      if (o.camera) this.setRotation(o.camera.rotation ?? [0, 0, 0], o.camera.zoom ?? 1, false);
+      v.render();
+      const gl = v.getCanvas();
+      let out: HTMLCanvasElement = gl;
+      if (gl.width !== o.width || gl.height !== o.height || o.format === "jpeg") {
+        out = document.createElement("canvas");
+        out.width = o.width;
+        out.height = o.height;
+        const g = out.getContext("2d") as CanvasRenderingContext2D;
+        if (o.format === "jpeg") {
+          g.fillStyle = this.options.background;
+          g.fillRect(0, 0, o.width, o.height);
+        }
+        g.drawImage(gl, 0, 0, o.width, o.height);
+      }
+      const url = out.toDataURL(`image/${o.format}`, o.quality ?? 0.92);
+      const [, data = ""] = url.split(",", 2);
+      if (!url.startsWith(`data:image/${o.format}`))
+        throw Object.assign(new Error(`This browser cannot encode ${o.format}`), { code: "INVALID_FORMAT" });
+      return { image: data, format: o.format, width: o.width, height: o.height };
+    } finally {
+      if (transparent) v.setBackgroundColor(this.options.background, 1);
+      v.setView(saved);
+      v.resize();
+      v.render();
+    }
+  }
+
+  /** Ask the browser for the image without changing size (cheap check that something is drawn). */
+  resize(): void {
+    this.viewer.resize();
+    this.viewer.render();
+  }
+}

@@ -7,6 +7,7 @@
  * agents/ (one module per command-line agent, plus the runner), discovery.ts (listing), sse.ts.
  */
 import type { AddressInfo } from "node:net";
+import { AtomStudioError } from "atomstudio-core";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { z } from "zod";
 import type { ServiceContext } from "../context.ts";
@@ -22,6 +23,8 @@ import { SseStream } from "./sse.ts";
 export interface ChatService {
   listProviders(): ReturnType<typeof listProviders>;
   limiter: AgentLimiter;
+  /** Kills running agents (called when the app closes). */
+  close(): Promise<void>;
 }
 
 const parse = <S extends z.ZodType>(schema: S, raw: unknown): z.output<S> =>
@@ -46,14 +49,25 @@ export const chatPlugin =
   (app, ctx) => {
     const env = opts.env ?? process.env;
     const limiter = new AgentLimiter();
-    const service: ChatService = { listProviders: () => listProviders(env), limiter };
+    const service: ChatService = {
+      listProviders: () => listProviders(env),
+      limiter,
+      close: async () => limiter.killAll(),
+    };
     ctx.services.chat = service;
 
     const sse =
       (handler: (body: unknown, stream: SseStream, req: FastifyRequest) => Promise<void>) =>
       async (req: FastifyRequest, reply: FastifyReply) => {
         const stream = new SseStream(reply);
-        await handler(req.body, stream, req);
+        try {
+          await handler(req.body, stream, req);
+        } catch (err) {
+          // Refusals (4xx) get a log line too; 5xx are logged by the error handler. Messages carry no keys.
+          if (err instanceof AtomStudioError && err.status < 500)
+            req.log.info({ code: err.code, details: err.details }, err.message);
+          throw err;
+        }
         // Errors thrown before the stream opened go to the error handler as ordinary responses.
         return reply;
       };

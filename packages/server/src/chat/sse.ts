@@ -42,6 +42,9 @@ export class SseStream {
 
   send(event: unknown): void {
     if (this.ended || this.abort.signal.aborted) return;
+    const e = event as { error?: unknown; code?: unknown };
+    // In-stream errors are logged like failed responses (their texts are already redacted).
+    if (typeof e?.error === "string") this.reply.log.warn({ code: e.code }, `stream error: ${e.error}`);
     this.open();
     this.reply.raw.write(`data: ${JSON.stringify(event)}\n\n`);
   }

@@ -104,9 +104,16 @@ export const agentEnv = (spec: AgentSpec, env: NodeJS.ProcessEnv, mcpToken: stri
   return out;
 };
 
-/** Counts running agents; refuses past the limit. */
+/** Counts running agents (refusing past the limit) and knows their processes. */
 export class AgentLimiter {
   private active = 0;
+  readonly processes = new Set<ChildProcess>();
+
+  /** Kill every running agent's process group (service shutdown). */
+  killAll(): void {
+    for (const p of this.processes) killGroup(p, 500);
+  }
+
   tryAcquire(max: number): (() => void) | null {
     if (this.active >= max) return null;
     this.active++;
@@ -239,6 +246,8 @@ export const streamAgent = async (req: AgentRequest, sse: SseStream, opts: Agent
       stdio: ["ignore", "pipe", "pipe"],
     });
     child = proc;
+    opts.limiter.processes.add(proc);
+    proc.once("exit", () => opts.limiter.processes.delete(proc));
     let stderr = "";
     proc.stderr?.setEncoding("utf8");
     proc.stderr?.on("data", (d: string) => {

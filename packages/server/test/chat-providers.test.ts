@@ -155,6 +155,9 @@ describe("provider listing", () => {
       paths: Record<string, Record<string, Record<string, unknown>>>;
     };
     expect(doc.paths["/api/chat/providers"]?.get).toMatchObject({ operationId: "providers", "x-mcp-tool": "svc_providers" });
+    // the streaming endpoints are documented too
+    for (const p of ["/api/chat/stream", "/api/chat/stream-openai-compat", "/api/chat/stream-cli-agent"])
+      expect(doc.paths[p]?.post?.responses, p).toHaveProperty("200");
     const tools = (await (await fetch(`${svc.url}/api/tools`)).json()) as {
       mcp: Array<{ name: string; endpoint: { path: string } }>;
     };

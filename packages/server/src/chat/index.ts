@@ -16,6 +16,7 @@ import type { Operation } from "../registry/operation.ts";
 import { parseInput } from "../registry/validate.ts";
 import { AgentLimiter, AgentRequest, streamAgent } from "./agents/runner.ts";
 import { listProviders } from "./discovery.ts";
+import { chatStreamPaths } from "./openapi.ts";
 import { HostedRequest, streamHosted } from "./providers/hosted.ts";
 import { CompatRequest, streamOpenAICompat } from "./providers/openai-compat.ts";
 import { SseStream } from "./sse.ts";
@@ -55,6 +56,11 @@ export const chatPlugin =
       close: async () => limiter.killAll(),
     };
     ctx.services.chat = service;
+
+    // @fastify/swagger (static mode) hands out the service's document itself: add the streaming endpoints.
+    const swagger = (app as unknown as { swagger?: () => { paths?: Record<string, unknown> } }).swagger;
+    const doc = typeof swagger === "function" ? swagger.call(app) : undefined;
+    if (doc?.paths) Object.assign(doc.paths, chatStreamPaths());
 
     const sse =
       (handler: (body: unknown, stream: SseStream, req: FastifyRequest) => Promise<void>) =>

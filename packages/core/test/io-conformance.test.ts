@@ -6,7 +6,7 @@
  */
 import { readTestdata } from "atomstudio-testkit";
 import { beforeAll, describe, expect, it } from "vitest";
-import { parseStructureFile, type Structure, writeStructureFile, writeStructureFrames } from "../src/index.ts";
+import { initSymmetry, parseStructureFile, type Structure, writeStructureFile, writeStructureFrames } from "../src/index.ts";
 import {
   type CompareOptions,
   compareFrame,
@@ -154,6 +154,28 @@ Co1 0.1 0.2 0.25 0.5
 Zn2 0.0 0.0 0.5 1.0
 `;
 
+/** A cell and sites, with only a space-group name or number: the operations come from tables. */
+const cifBySymbol = (name: string, cell: number[], symmetry: string, sites: string): string =>
+  [
+    `data_${name}`,
+    ...["a", "b", "c"].map((k, i) => `_cell_length_${k} ${cell[i]}`),
+    ...["alpha", "beta", "gamma"].map((k, i) => `_cell_angle_${k} ${cell[i + 3]}`),
+    symmetry,
+    "loop_",
+    "_atom_site_label",
+    "_atom_site_fract_x",
+    "_atom_site_fract_y",
+    "_atom_site_fract_z",
+    sites,
+    "",
+  ].join("\n");
+
+const CIF_NO_SYMOPS = () =>
+  readTestdata("structures/Cod_2100513.cif").replace(
+    /loop_\n_symmetry_equiv_pos_site_id\n_symmetry_equiv_pos_as_xyz\n(.*\n){4}/,
+    "",
+  );
+
 const ROWS: Row[] = [
   // pymatgen merges the Al/Nb sites and sorts by electronegativity within groups it builds by
   // composition; we match sites by species and position (periodic minimum image), not index.
@@ -249,6 +271,56 @@ const ROWS: Row[] = [
     readers: [{ reader: "cif", opts: { anyOrder: true } }],
     frames: 2,
   },
+  // pymatgen builds the operations from its own tables; we take them from moyo's.
+  {
+    name: "Cod_2100513 without symops (H-M 'P 1 21/n 1').cif",
+    content: CIF_NO_SYMOPS,
+    format: "cif",
+    readers: [{ reader: "cif", opts: { anyOrder: true } }],
+    frames: 1,
+  },
+  {
+    name: "NaCl by number.cif",
+    content: () =>
+      cifBySymbol("NaCl", [5.64, 5.64, 5.64, 90, 90, 90], "_space_group_IT_number 225", "Na1 0 0 0\nCl1 0.5 0.5 0.5"),
+    format: "cif",
+    readers: [{ reader: "cif", opts: { anyOrder: true } }],
+    frames: 1,
+  },
+  {
+    name: "Si by H-M name.cif",
+    content: () => cifBySymbol("Si", [5.43, 5.43, 5.43, 90, 90, 90], "_symmetry_space_group_name_H-M 'F d -3 m'", "Si1 0 0 0"),
+    format: "cif",
+    readers: [{ reader: "cif", opts: { anyOrder: true } }],
+    frames: 1,
+  },
+  {
+    name: "Bi2Se3 R-3m hexagonal.cif",
+    content: () =>
+      cifBySymbol(
+        "Bi2Se3",
+        [4.14, 4.14, 28.64, 90, 90, 120],
+        "_symmetry_space_group_name_H-M 'R -3 m'",
+        "Bi1 0 0 0.4008\nSe1 0 0 0\nSe2 0 0 0.2117",
+      ),
+    format: "cif",
+    readers: [{ reader: "cif", opts: { anyOrder: true } }],
+    frames: 1,
+  },
+  {
+    name: "P21/c by Hall symbol.cif",
+    content: () =>
+      cifBySymbol(
+        "hall",
+        [5.1, 6.2, 7.3, 90, 101.5, 90],
+        // pymatgen does not read Hall symbols (it would fall back to P1); the number lets it agree.
+        "_symmetry_space_group_name_Hall '-P 2ybc'\n_space_group_IT_number 14",
+        "Fe1 0.1 0.2 0.3\nO1 0.4 0.15 0.05",
+      ),
+    format: "cif",
+    readers: [{ reader: "cif", opts: { anyOrder: true } }],
+    frames: 1,
+  },
 ];
 
 /** Formats we write for a row's structure, with the reference reader for each. */
@@ -280,6 +352,7 @@ const parsed = new Map<string, Parsed>();
 let oracle: Record<string, OracleResult> = {};
 
 beforeAll(async () => {
+  await initSymmetry();
   const jobs: OracleJob[] = [];
   for (const row of ROWS) {
     const content = row.content();

@@ -6,11 +6,14 @@
  * of 1/3 or 2/3 are snapped, and the result is sorted by electronegativity as pymatgen does.
  * The writer produces a P1 CIF with occupancies.
  */
+
+import { hall_symbol_entry, operations_from_number } from "@spglib/moyo-wasm";
 import { composition, formula, reducedFormula } from "../composition.ts";
 import { electronegativityOrder, elementInfo, isElement } from "../elements.ts";
 import { fail } from "../errors.ts";
 import { Lattice } from "../lattice.ts";
 import { type SiteSpecies, type SpeciesEntry, Structure, speciesString } from "../structure.ts";
+import { isSymmetryReady } from "../symmetry.ts";
 import { extensionOf, fmt, formatError, head, parseNum, type StructureFormat, splitLines } from "./util.ts";
 
 interface Token {
@@ -196,41 +199,112 @@ const apply = (op: SymOp, c: readonly number[]): number[] =>
   );
 
 const SYMOP_KEYS = ["_symmetry_equiv_pos_as_xyz", "_space_group_symop_operation_xyz"];
+/** pymatgen's order: Hermann-Mauguin names first, then Hall symbols. */
 const SG_KEYS = [
   "_symmetry_space_group_name_h-m",
+  "_symmetry_space_group_name_h_m",
   "_space_group_name_h-m_alt",
-  "_symmetry_space_group_name_hall",
   "_space_group_name_hall",
+  "_symmetry_space_group_name_hall",
 ];
+
+interface HallEntry {
+  hall: number;
+  number: number;
+  setting: string;
+  hallKey: string;
+  hmShort: string;
+  hmFull: string;
+}
+
+let hallTable: HallEntry[] | undefined;
+const squash = (s: string): string => s.toLowerCase().replace(/[\s_]/g, "");
+/** The 530 settings of the 230 space groups, from moyo (needs `initSymmetry()` to have run). */
+const hallEntries = (): HallEntry[] => {
+  if (!hallTable) {
+    hallTable = [];
+    for (let h = 1; h <= 530; h++) {
+      const e = hall_symbol_entry(h);
+      hallTable.push({
+        hall: h,
+        number: e.number,
+        setting: e.setting.toLowerCase(),
+        hallKey: e.hall_symbol.toLowerCase().replace(/\s+/g, " ").trim(),
+        hmShort: squash(e.hm_short),
+        hmFull: squash(e.hm_full),
+      });
+    }
+  }
+  return hallTable;
+};
+
+/** A space-group setting from an H-M name ("P 1 21/n 1", "Fd-3m:2", "R-3m:H") or a Hall symbol. */
+const findSetting = (name: string, hallOnly: boolean): HallEntry | undefined => {
+  const table = hallEntries();
+  const hallKey = name.toLowerCase().replace(/\s+/g, " ").trim();
+  const byHall = table.find((e) => e.hallKey === hallKey);
+  if (byHall || hallOnly) return byHall;
+  const [sym, suffix] = squash(name).split(":") as [string, string | undefined];
+  const matches = table.filter((e) => e.hmShort === sym || e.hmFull === sym);
+  if (suffix === undefined) return matches[0];
+  // Origin choice "1"/"2", rhombohedral "h"/"r", or a monoclinic cell choice such as "b1".
+  return matches.find((e) => e.setting === suffix || e.setting.endsWith(suffix)) ?? undefined;
+};
+
+const operationsOf = (e: HallEntry): SymOp[] =>
+  operations_from_number(e.number, { type: "HallNumber", value: e.hall }, false).map((op) => {
+    const r = op.rotation;
+    return {
+      r: [
+        [r[0], r[1], r[2]],
+        [r[3], r[4], r[5]],
+        [r[6], r[7], r[8]],
+      ],
+      t: [...op.translation],
+    } as SymOp;
+  });
 
 const symops = (b: Block): SymOp[] => {
   for (const key of SYMOP_KEYS) {
     const ops = column(b, key);
     if (ops && ops.length > 0 && ops.some((o) => o.trim())) return ops.map(parseSymop);
   }
-  // Without listed operations only P1 is safe: generating a group from its symbol needs tables.
+  // No listed operations: generate them from the space group's name or number, as pymatgen does.
+  const named: string[] = [];
   for (const key of SG_KEYS) {
     const sg = scalar(b, key);
-    if (sg && !["?", ".", ""].includes(sg.trim()) && !/^p\s*1$/i.test(sg.trim()))
-      throw formatError(
-        `CIF block ${b.name}: space group ${JSON.stringify(sg)} is named but its symmetry operations are not listed (_symmetry_equiv_pos_as_xyz); only files that list them are supported`,
-      );
+    if (sg && !["?", "."].includes(sg.trim())) named.push(sg.trim());
   }
-  for (const key of ["_space_group_it_number", "_symmetry_int_tables_number"]) {
-    const n = scalar(b, key);
-    if (n && cifNumber(n) > 1)
-      throw formatError(`CIF block ${b.name}: space group number ${n} is given but its symmetry operations are not listed`);
+  const numbers = ["_space_group_it_number", "_symmetry_int_tables_number"]
+    .map((k) => scalar(b, k))
+    .filter((v): v is string => !!v && !Number.isNaN(cifNumber(v)));
+  if (named.length === 0 && numbers.length === 0) return [IDENTITY];
+  if (named.every((n) => /^p\s*1$/i.test(n)) && numbers.every((n) => cifNumber(n) === 1)) return [IDENTITY];
+  if (!isSymmetryReady())
+    throw formatError(
+      `CIF block ${b.name}: space group ${named[0] ?? numbers[0]} is given without its symmetry operations, and the space-group tables are not loaded (await initSymmetry() first)`,
+    );
+  for (const n of named) {
+    const e = findSetting(n, false);
+    if (e) return operationsOf(e);
   }
-  return [
-    {
-      r: [
-        [1, 0, 0],
-        [0, 1, 0],
-        [0, 0, 1],
-      ],
-      t: [0, 0, 0],
-    },
-  ];
+  for (const n of numbers) {
+    const num = Math.round(cifNumber(n));
+    const e = num >= 1 && num <= 230 ? hallEntries().find((x) => x.number === num) : undefined;
+    if (e) return operationsOf(e);
+  }
+  throw formatError(
+    `CIF block ${b.name}: unknown space group ${JSON.stringify(named[0] ?? numbers[0])} and no symmetry operations listed`,
+  );
+};
+
+const IDENTITY: SymOp = {
+  r: [
+    [1, 0, 0],
+    [0, 1, 0],
+    [0, 0, 1],
+  ],
+  t: [0, 0, 0],
 };
 
 const SPECIAL_SYMBOLS: Record<string, string> = { Hw: "H", Ow: "O", Wat: "O", wat: "O", OH: "", OH2: "", NO3: "N" };

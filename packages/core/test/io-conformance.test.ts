@@ -55,6 +55,21 @@ Direct
 0.5 0.5 0.5 Cl
 `;
 
+/** VASP 4 without species anywhere but the comment line: pymatgen invents H, He; ASE reads the comment. */
+const POSCAR_VASP4_COMMENT = `Fe2O3 hematite-like test cell
+1.0
+5.0 0.0 0.0
+0.0 5.0 0.0
+0.0 0.0 5.0
+2 3
+Direct
+0.0 0.0 0.0
+0.5 0.5 0.5
+0.25 0.25 0.0
+0.75 0.25 0.5
+0.25 0.75 0.5
+`;
+
 const POSCAR_CART_SCALED = `CuAu, Cartesian, scale 2
 2.0
 1.5 0.0 0.0
@@ -255,6 +270,13 @@ const ROWS: Row[] = [
     props: ["selective_dynamics", "velocities"],
   },
   { name: "POSCAR.vasp4", content: () => POSCAR_VASP4_LABELS, format: "poscar", readers: [{ reader: "poscar" }], frames: 1 },
+  {
+    name: "Fe2O3.vasp4",
+    content: () => POSCAR_VASP4_COMMENT,
+    format: "poscar",
+    readers: [{ reader: "asevasp" }],
+    frames: 1,
+  },
   { name: "CuAu.vasp", content: () => POSCAR_CART_SCALED, format: "poscar", readers: [{ reader: "poscar" }], frames: 1 },
   { name: "Fe.vasp", content: () => POSCAR_VOLUME, format: "poscar", readers: [{ reader: "poscar" }], frames: 1 },
   {

@@ -16,7 +16,7 @@ export interface OracleFrame {
 export type OracleResult = { frames: OracleFrame[] } | { error: string };
 export interface OracleJob {
   id: string;
-  reader: "cif" | "poscar" | "xdatcar" | "xyz" | "molecule" | "structure" | "extxyz" | "pdb" | "json";
+  reader: "cif" | "poscar" | "asevasp" | "xdatcar" | "xyz" | "molecule" | "structure" | "extxyz" | "pdb" | "json";
   content: string;
   name?: string;
 }

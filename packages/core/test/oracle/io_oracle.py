@@ -78,6 +78,8 @@ def read(job):
         return with_file(job.get("name", "mol.xyz"), content, lambda p: [from_pymatgen(Molecule.from_file(p))])
     if reader == "structure":
         return with_file(job["name"], content, lambda p: [from_pymatgen(Structure.from_file(p))])
+    if reader == "asevasp":
+        return [from_ase(ase.io.read(io.StringIO(content), format="vasp"))]
     if reader in ("extxyz", "pdb"):
         fmt = "extxyz" if reader == "extxyz" else "proteindatabank"
         return [from_ase(a) for a in ase.io.read(io.StringIO(content), index=":", format=fmt) if len(a)]

@@ -128,6 +128,13 @@ describe("keys appear in no response, event or log line", () => {
     const crash = await call("/api/chat/stream-cli-agent", { agent: "codex", prompt: "hi" });
     expect(crash.status).toBe(500);
     expect(await crash.text()).toContain("[redacted]");
+    // a tool output that contains the key (the agent ran `env`)
+    await bench.install(
+      "codex",
+      `echo '{"type":"item.completed","item":{"id":"i1","type":"command_execution","command":"env","aggregated_output":"OPENAI_API_KEY='"$OPENAI_API_KEY"'","exit_code":0,"status":"completed"}}'`,
+    );
+    const envDump = await call("/api/chat/stream-cli-agent", { agent: "codex", prompt: "hi" });
+    expect(await envDump.text()).toContain("OPENAI_API_KEY=[redacted]");
     const providers = await fetch(`${svc.url}/api/chat/providers`).catch(() => null);
     if (providers) bodies.push(await providers.text());
 

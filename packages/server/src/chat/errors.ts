@@ -11,7 +11,11 @@ interface ApiErrorLike {
 
 const upstreamMessage = (err: ApiErrorLike): string => {
   const body = err.error as { error?: { message?: string }; message?: string } | undefined;
-  return String(body?.error?.message ?? body?.message ?? err.message ?? "upstream error");
+  const message = String(body?.error?.message ?? body?.message ?? err.message ?? "upstream error");
+  // Connection failures: say why (ECONNREFUSED, ENOTFOUND, …).
+  const cause = (err as { cause?: { code?: string; message?: string; cause?: { code?: string } } }).cause;
+  const why = cause?.code ?? cause?.cause?.code ?? cause?.message;
+  return why && !message.includes(why) ? `${message} (${why})` : message;
 };
 
 /**

@@ -43,3 +43,12 @@ export const redact = (
     out = out.replace(re, (_m, p1) => (typeof p1 === "string" && /^Bearer/i.test(p1) ? `${p1}${REDACTED}` : REDACTED));
   return out;
 };
+
+/** `redact` applied to every string inside a JSON-like value (tool inputs and outputs of agents). */
+export const redactDeep = <T>(value: T, clean: (s: string) => string): T => {
+  if (typeof value === "string") return clean(value) as T;
+  if (Array.isArray(value)) return value.map((v) => redactDeep(v, clean)) as T;
+  if (value && typeof value === "object")
+    return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, redactDeep(v, clean)])) as T;
+  return value;
+};

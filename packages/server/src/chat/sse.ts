@@ -5,8 +5,11 @@
  */
 import type { FastifyReply } from "fastify";
 
+const HEARTBEAT_MS = 15_000;
+
 export class SseStream {
   private opened = false;
+  private heartbeat: NodeJS.Timeout | undefined;
   private ended = false;
   /** Aborted when the client goes away before the stream ended. */
   readonly abort = new AbortController();
@@ -38,6 +41,12 @@ export class SseStream {
       "x-accel-buffering": "no",
     });
     this.reply.raw.flushHeaders?.();
+    // A comment line now and then keeps proxies from closing a quiet stream (agents think for minutes).
+    this.heartbeat = setInterval(() => {
+      if (!this.ended && !this.reply.raw.destroyed) this.reply.raw.write(": keep-alive\n\n");
+    }, HEARTBEAT_MS);
+    this.heartbeat.unref();
+    this.reply.raw.once("close", () => clearInterval(this.heartbeat));
   }
 
   send(event: unknown): void {
@@ -54,6 +63,7 @@ export class SseStream {
     if (this.ended) return;
     this.open();
     this.ended = true;
+    clearInterval(this.heartbeat);
     if (!this.reply.raw.destroyed) this.reply.raw.end("data: [DONE]\n\n");
   }
 }

@@ -13,7 +13,7 @@ import { delimiter, dirname, isAbsolute, join, relative, resolve } from "node:pa
 import { createInterface } from "node:readline";
 import { AtomStudioError } from "atomstudio-core";
 import { z } from "zod";
-import { redact } from "../secrets.ts";
+import { redact, redactDeep } from "../secrets.ts";
 import type { SseStream } from "../sse.ts";
 import { type AgentStreamEvent, agentError, agentEvent } from "../types.ts";
 import { AGENTS, agentById } from "./registry.ts";
@@ -281,11 +281,8 @@ export const streamAgent = async (req: AgentRequest, sse: SseStream, opts: Agent
       } catch (err) {
         events = [agentError(clean(`Could not read a ${spec.name} event: ${(err as Error).message}`), "AGENT_BAD_OUTPUT")];
       }
-      for (const event of events) {
-        if (typeof event.text === "string") event.text = clean(event.text);
-        if (typeof event.error === "string") event.error = clean(event.error);
-        queue.push({ kind: "event", event });
-      }
+      // Whatever the agent prints (tool output of `env`, say) passes through redaction.
+      for (const event of events) queue.push({ kind: "event", event: redactDeep(event, clean) });
     });
     proc.on("exit", (code, signal) => {
       // Leftover grandchildren die with the agent.

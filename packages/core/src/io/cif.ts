@@ -331,19 +331,62 @@ const compKey = (c: Comp): string =>
     .map(([k, v]) => `${k}:${v.amount.toPrecision(9)}`)
     .join(",");
 
-const inList = (list: readonly number[][], c: readonly number[], tol: number): number => {
-  for (let k = 0; k < list.length; k++) {
-    const o = list[k] as number[];
-    let ok = true;
-    for (let d = 0; d < 3 && ok; d++) {
-      const diff = (o[d] as number) - (c[d] as number);
-      // numpy's round is half-to-even; the difference only matters exactly at .5, far above tol.
-      if (Math.abs(diff - Math.round(diff)) >= tol) ok = false;
-    }
-    if (ok) return k;
+const GRID = 64;
+
+/**
+ * Fractional positions with pymatgen's periodic `find_in_coord_list_pbc` test (every component
+ * within `tol` modulo 1), bucketed on a grid so that generating large cells stays linear.
+ * `find` returns the earliest matching index, as pymatgen's list search does.
+ */
+class FracIndex {
+  readonly coords: number[][] = [];
+  readonly #cells = new Map<number, number[]>();
+  constructor(readonly tol: number) {}
+
+  #cellsOf(c: readonly number[], near: boolean): number[][] {
+    return c.map((x) => {
+      const w = (x - Math.floor(x)) * GRID;
+      const i = Math.min(GRID - 1, Math.floor(w));
+      if (!near) return [i];
+      const out = [i];
+      if (w - i < this.tol * GRID) out.push((i + GRID - 1) % GRID);
+      if (i + 1 - w < this.tol * GRID) out.push((i + 1) % GRID);
+      return out;
+    });
   }
-  return -1;
-};
+
+  find(c: readonly number[]): number {
+    const [xs, ys, zs] = this.#cellsOf(c, true) as [number[], number[], number[]];
+    let best = -1;
+    for (const x of xs)
+      for (const y of ys)
+        for (const z of zs) {
+          const bucket = this.#cells.get((x * GRID + y) * GRID + z);
+          if (!bucket) continue;
+          for (const k of bucket) {
+            if (best >= 0 && k >= best) break;
+            const o = this.coords[k] as number[];
+            let ok = true;
+            for (let d = 0; d < 3 && ok; d++) {
+              const diff = (o[d] as number) - (c[d] as number);
+              if (Math.abs(diff - Math.round(diff)) >= this.tol) ok = false;
+            }
+            if (ok) best = k;
+          }
+        }
+    return best;
+  }
+
+  add(c: number[]): number {
+    const [[x], [y], [z]] = this.#cellsOf(c, false) as [[number], [number], [number]];
+    const key = (x * GRID + y) * GRID + z;
+    const bucket = this.#cells.get(key);
+    this.coords.push(c);
+    if (bucket) bucket.push(this.coords.length - 1);
+    else this.#cells.set(key, [this.coords.length - 1]);
+    return this.coords.length - 1;
+  }
+}
 
 const SITE_TOL = 1e-4;
 const FRAC_TOL = 1e-4;
@@ -410,7 +453,7 @@ const blockToStructure = (b: Block): Structure => {
   const oxi = oxidationStates(b);
   const ops = symops(b);
 
-  const reps: number[][] = [];
+  const reps = new FracIndex(SITE_TOL);
   const comps: Comp[] = [];
   const repLabels: string[] = [];
   for (let i = 0; i < n; i++) {
@@ -438,11 +481,11 @@ const blockToStructure = (b: Block): Structure => {
     const key = oxiState === undefined ? el : `${el}|${oxiState}`;
     let match = -1;
     for (const op of ops) {
-      match = inList(reps, apply(op, c), SITE_TOL);
+      match = reps.find(apply(op, c));
       if (match >= 0) break;
     }
     if (match < 0) {
-      reps.push(c);
+      reps.add(c);
       comps.push({ entries: new Map([[key, { element: el, oxi: oxiState, amount: occu }]]) });
       repLabels.push(label);
     } else {
@@ -453,7 +496,7 @@ const blockToStructure = (b: Block): Structure => {
       repLabels[match] = label;
     }
   }
-  if (reps.length === 0) throw formatError(`CIF block ${b.name}: no atom site with an element and a positive occupancy`);
+  if (reps.coords.length === 0) throw formatError(`CIF block ${b.name}: no atom site with an element and a positive occupancy`);
 
   // Equal compositions are expanded together, as pymatgen groups them.
   const groups = new Map<string, number[]>();
@@ -481,12 +524,12 @@ const blockToStructure = (b: Block): Structure => {
         : { element: e.element, occu: e.amount * scale, oxidation_state: e.oxi },
     );
     const frozen = Object.freeze(sp);
-    const out: number[][] = [];
+    const out = new FracIndex(SITE_TOL);
     for (const k of members) {
       for (const op of ops) {
-        const c = apply(op, reps[k] as number[]).map((v) => v - Math.floor(v));
-        if (inList(out, c, SITE_TOL) < 0) {
-          out.push(c);
+        const c = apply(op, reps.coords[k] as number[]).map((v) => v - Math.floor(v));
+        if (out.find(c) < 0) {
+          out.add(c);
           frac.push(c);
           species.push(frozen);
           siteLabels.push(repLabels[k] as string);

@@ -1,4 +1,6 @@
 /** POST /api/chat/stream-openai-compat against a loopback chat-completions peer. */
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChunkNormalizer } from "../src/chat/providers/normalize.ts";
 import { post, readSse, type Service, startService } from "./peers/harness.ts";
@@ -146,9 +148,15 @@ describe("errors before the stream starts", () => {
   });
 
   it("an unreachable provider → 502 UPSTREAM_ERROR", async () => {
-    const res = await stream({ provider: "custom", base_url: "http://127.0.0.1:9/v1", api_key: "sk-request-key-abcdefgh" });
+    const closed = createServer();
+    await new Promise<void>((r) => closed.listen(0, "127.0.0.1", r));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise((r) => closed.close(r));
+    const res = await stream({ provider: "custom", base_url: `http://127.0.0.1:${port}/v1`, api_key: "sk-request-key-abcdefgh" });
     expect(res.status).toBe(502);
-    expect(await res.json()).toMatchObject({ code: "UPSTREAM_ERROR", details: { status: null } });
+    const body = await res.json();
+    expect(body).toMatchObject({ code: "UPSTREAM_ERROR", details: { status: null } });
+    expect(body.error).toContain("ECONNREFUSED");
   });
 
   it("a body of the wrong shape → 422 MALFORMED_REQUEST", async () => {

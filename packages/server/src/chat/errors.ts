@@ -13,8 +13,17 @@ const upstreamMessage = (err: ApiErrorLike): string => {
   const body = err.error as { error?: { message?: string }; message?: string } | undefined;
   const message = String(body?.error?.message ?? body?.message ?? err.message ?? "upstream error");
   // Connection failures: say why (ECONNREFUSED, ENOTFOUND, …).
-  const cause = (err as { cause?: { code?: string; message?: string; cause?: { code?: string } } }).cause;
-  const why = cause?.code ?? cause?.cause?.code ?? cause?.message;
+  let why: string | undefined;
+  let deepest: string | undefined;
+  for (let c = (err as { cause?: unknown }).cause as { code?: unknown; message?: unknown; cause?: unknown } | undefined; c; ) {
+    if (typeof c.code === "string") {
+      why = c.code;
+      break;
+    }
+    if (typeof c.message === "string") deepest = c.message;
+    c = c.cause as typeof c;
+  }
+  why ??= deepest;
   return why && !message.includes(why) ? `${message} (${why})` : message;
 };
 

@@ -27,3 +27,34 @@ it("parses example_XDATCAR quickly", () => {
   // Generous bound so a busy CI machine does not flake; typical is far lower.
   expect(median(wall)).toBeLessThan(1000);
 });
+
+it("expands symmetry of large CIF cells in linear time", async () => {
+  const { initSymmetry } = await import("../src/index.ts");
+  await initSymmetry();
+  let seed = 7;
+  const rnd = () => {
+    seed = (seed * 16807) % 2147483647;
+    return (seed / 2147483647).toFixed(5);
+  };
+  const rows = Array.from({ length: 60 }, (_, i) => `C${i} C ${rnd()} ${rnd()} ${rnd()}`);
+  const cif = [
+    "data_big",
+    ...["a", "b", "c"].map((k) => `_cell_length_${k} 60`),
+    ...["alpha", "beta", "gamma"].map((k) => `_cell_angle_${k} 90`),
+    "_space_group_IT_number 225",
+    "loop_",
+    "_atom_site_label",
+    "_atom_site_type_symbol",
+    "_atom_site_fract_x",
+    "_atom_site_fract_y",
+    "_atom_site_fract_z",
+    ...rows,
+    "",
+  ].join("\n");
+  const t0 = performance.now();
+  const s = parseStructureFile(cif).structure;
+  const ms = performance.now() - t0;
+  console.log(`Fm-3m CIF, 60 general positions: ${s.length} sites in ${ms.toFixed(0)} ms`);
+  expect(s.length).toBeGreaterThan(10_000); // up to 60 x 192; random rows may sit on special positions
+  expect(ms).toBeLessThan(3000);
+});

@@ -103,3 +103,28 @@ describe("export", () => {
     expect([res.statusCode, res.json().code]).toEqual([400, "INVALID_FORMAT"]);
   });
 });
+
+describe("parse, space group named only", () => {
+  it("expands a CIF that gives a space group but no symmetry operations", async () => {
+    const cif = `data_NaCl
+_cell_length_a 5.64
+_cell_length_b 5.64
+_cell_length_c 5.64
+_cell_angle_alpha 90
+_cell_angle_beta 90
+_cell_angle_gamma 90
+_symmetry_space_group_name_H-M 'F m -3 m'
+loop_
+_atom_site_label
+_atom_site_type_symbol
+_atom_site_fract_x
+_atom_site_fract_y
+_atom_site_fract_z
+Na1 Na 0 0 0
+Cl1 Cl 0.5 0.5 0.5
+`;
+    const res = await app.inject({ method: "POST", url: "/api/structure/parse", payload: { content: cif } });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().formula).toBe("Na4 Cl4");
+  });
+});

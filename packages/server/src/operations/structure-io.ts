@@ -1,6 +1,7 @@
 /** Reading and writing structure files: `/api/structure/parse` and `/api/structure/export`. */
 import {
   fromDict,
+  initSymmetry,
   parseStructureFile,
   STRUCTURE_FORMATS,
   structureFormula,
@@ -49,7 +50,9 @@ export const parseOp = defineOperation({
   errors: [
     { status: 400, code: "INVALID_FORMAT", when: "unknown or unreadable input; the message says which formats were tried" },
   ],
-  handler: ({ content, filename, format }) => {
+  handler: async ({ content, filename, format }) => {
+    // CIFs that only name their space group need moyo's tables (loaded once).
+    await initSymmetry();
     const parsed = parseStructureFile(content, { ...(filename ? { filename } : {}), ...(format ? { format } : {}) });
     return {
       structure: toDict(parsed.structure),

@@ -4,6 +4,8 @@
  * picks the scenario: a fixture name (`content`, `tool-call-split`, `tool-calls-parallel`,
  * `usage-final`, `reasoning`, `malformed`), `drop` (connection cut mid-stream), or
  * `error-401` / `error-429` / `error-500`. `error-401` echoes the key it saw, as OpenAI does.
+ * `tool-then-text` is a conversation: a tool call (`make_supercell`), then, once the request
+ * carries a `tool` message, a text answer.
  */
 import { fixture, type Peer, sendJson, startPeer, streamSse } from "./serve.ts";
 
@@ -18,6 +20,10 @@ export const startOpenAICompatPeer = (): Promise<Peer> =>
     }
     if (model === "error-429") return sendJson(res, 429, fixture("openai-compat/error-429.json"));
     if (model === "error-500") return sendJson(res, 500, fixture("openai-compat/error-500.json"));
+    if (model === "tool-then-text") {
+      const answered = Array.isArray(body?.messages) && body.messages.some((m) => (m as { role?: string }).role === "tool");
+      return streamSse(res, fixture(answered ? "openai-compat/content.sse" : "openai-compat/tool-call-split.sse"));
+    }
     if (model === "drop") return streamSse(res, fixture("openai-compat/drop.sse"), { drop: true });
     return streamSse(res, fixture(`openai-compat/${model}.sse`));
   });

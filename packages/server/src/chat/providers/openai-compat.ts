@@ -97,7 +97,8 @@ export const streamOpenAICompat = async (req: CompatRequest, sse: SseStream, env
   const client = openaiClient(target.baseURL, target.apiKey);
   const body: Record<string, unknown> = {
     model: target.model,
-    messages: req.messages.map((msg) => Object.fromEntries(Object.entries(msg).filter(([, v]) => v !== null))),
+    // Optional fields left null are omitted; `content` stays (null is valid next to tool_calls).
+    messages: req.messages.map((msg) => Object.fromEntries(Object.entries(msg).filter(([k, v]) => v !== null || k === "content"))),
     temperature: req.temperature,
     max_tokens: req.max_tokens,
     stream: true,

@@ -1,0 +1,266 @@
+"""Worker overhead benchmark: the protocol path vs the same work done in-process.
+
+    python worker/bench.py [--atoms 500] [--steps 30] [--repeats 5] [--skip-chgnet]
+
+Measures
+  1. EMT + BFGS on a ~500-atom Cu cluster: seconds per optimizer step through the worker
+     (step events with full structures on stdout, parsed by this process) vs the same ASE loop here;
+  2. CHGNet single point on a 64-atom cell: warm round-trip latency through the worker vs a direct
+     CHGNetCalculator call (model already loaded in both);
+  3. cold start: spawn -> `hello` reply, spawn -> first EMT energy, spawn -> first CHGNet energy.
+Prints medians and the ratios worker/direct. The machine may be shared: the load average is printed
+with the figures, and each comparison alternates its two sides so load affects both alike.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+
+print = __import__("functools").partial(print, flush=True)  # progress shows up even when piped
+
+CMD = [sys.executable, "-m", "atomstudio_worker"]
+
+
+class Client:
+    def __init__(self, env=None):
+        self.t_spawn = time.perf_counter()
+        self.proc = subprocess.Popen(CMD, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL,
+                                     env={**os.environ, "ATOMSTUDIO_WORKER_LOG_LEVEL": "WARNING", **(env or {})})
+        self.n = 0
+
+    def send(self, method, params=None):
+        self.n += 1
+        rid = self.n
+        self.proc.stdin.write(json.dumps({"id": rid, "method": method, "params": params or {}}).encode() + b"\n")
+        self.proc.stdin.flush()
+        return rid
+
+    def collect(self, rid):
+        """(events with their arrival times, final reply) -- every line is parsed, as a client must."""
+        events = []
+        while True:
+            raw = self.proc.stdout.readline()
+            if not raw:
+                raise RuntimeError("worker exited")
+            msg = json.loads(raw)
+            if msg.get("id") != rid:
+                continue
+            if "event" in msg:
+                events.append((time.perf_counter(), msg))
+            else:
+                return events, msg
+
+    def call(self, method, params=None):
+        return self.collect(self.send(method, params))[1]
+
+    def close(self):
+        try:
+            self.call("shutdown")
+        except Exception:
+            pass
+        self.proc.wait(timeout=30)
+
+
+def to_dict(atoms):
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "src"))
+    from atomstudio_worker.structures import StructureMeta, to_dict as worker_to_dict
+
+    n = len(atoms)
+    syms = atoms.get_chemical_symbols()
+    meta = StructureMeta(
+        is_molecule=not atoms.pbc.any(),
+        species=[[{"element": s, "occu": 1}] for s in syms],
+        labels=list(syms),
+        site_properties=[{} for _ in range(n)],
+        pbc=tuple(bool(p) for p in atoms.pbc),
+    )
+    return worker_to_dict(atoms, meta)
+
+
+def cluster(n_target):
+    from ase.cluster import Octahedron
+
+    # truncated octahedra: pick the size closest to the target
+    best = None
+    for length in range(4, 16):
+        for cutoff in range(0, length // 2):
+            a = Octahedron("Cu", length, cutoff=cutoff)
+            if best is None or abs(len(a) - n_target) < abs(len(best) - n_target):
+                best = a
+    best.rattle(0.05, seed=11)
+    return best
+
+
+def bench_emt(n_atoms, steps, repeats):
+    from ase.calculators.emt import EMT
+    from ase.optimize import BFGS
+
+    atoms0 = cluster(n_atoms)
+    d = to_dict(atoms0)
+    worker = Client()
+    worker.call("hello")
+    worker_step, worker_total, direct_step = [], [], []
+    params = {"structure": d, "calculator": "emt", "fmax": 1e-9, "max_steps": steps}
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        events, reply = worker.collect(worker.send("optimize", params))
+        t1 = time.perf_counter()
+        assert reply["ok"] and reply["result"]["steps"] == steps, reply
+        # from the initial-point event to the last step event: `steps` optimizer steps
+        worker_step.append((events[-1][0] - events[0][0]) / steps)
+        worker_total.append(t1 - t0)
+
+        atoms = atoms0.copy()
+        atoms.calc = EMT()
+        t0 = time.perf_counter()
+        atoms.get_forces()
+        t_init = time.perf_counter()
+        opt = BFGS(atoms, logfile=None)
+        opt.run(fmax=1e-9, steps=steps)
+        t1 = time.perf_counter()
+        direct_step.append((t1 - t_init) / steps)
+        # the same numbers, or the comparison is meaningless
+        assert abs(atoms.get_potential_energy() - reply["result"]["energy"]) < 1e-6
+    worker.close()
+    line_bytes = len(json.dumps(events[-1][1]))
+    return {
+        "atoms": len(atoms0),
+        "steps": steps,
+        "worker_s_per_step": statistics.median(worker_step),
+        "direct_s_per_step": statistics.median(direct_step),
+        "worker_request_s": statistics.median(worker_total),
+        "step_event_bytes": line_bytes,
+    }
+
+
+def bench_serialization(n_atoms, repeats=20):
+    """What the protocol adds per step: structure dict + JSON line (this side parses it too)."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "src"))
+    from atomstudio_worker.server import dumps
+
+    atoms = cluster(n_atoms)
+    forces = np.zeros((len(atoms), 3))
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        d = to_dict(atoms)
+        for s, f in zip(d["sites"], forces.tolist()):
+            s["properties"]["forces"] = f
+        line = dumps({"id": 1, "event": "step", "data": {"structure": d}})
+        json.loads(line)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def bench_chgnet(repeats):
+    import torch
+    from ase.build import bulk
+    from chgnet.model import CHGNet
+    from chgnet.model.dynamics import CHGNetCalculator
+
+    atoms = bulk("Cu", "fcc", a=3.62, cubic=True) * (2, 2, 4)
+    atoms.rattle(0.03, seed=4)
+    d = to_dict(atoms)
+    worker = Client()
+    t0 = time.perf_counter()
+    first = worker.call("energy", {"structure": d, "calculator": "chgnet"})
+    first_s = time.perf_counter() - t0
+    assert first["ok"], first
+    model = CHGNet.load(verbose=False)
+    calc = CHGNetCalculator(model=model, use_device="cpu")
+    calc.calculate(atoms.copy())  # warm the direct side too
+    w, direct = [], []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        r = worker.call("energy", {"structure": d, "calculator": "chgnet"})
+        w.append(time.perf_counter() - t0)
+        a = atoms.copy()
+        a.calc = CHGNetCalculator(model=model, use_device="cpu")
+        t0 = time.perf_counter()
+        e = a.get_potential_energy()
+        a.get_forces()
+        a.get_stress()
+        direct.append(time.perf_counter() - t0)
+        assert abs(e - r["result"]["energy"]) < 1e-3
+    worker.close()
+    return {"atoms": len(atoms), "worker_first_call_s": first_s, "worker_warm_s": statistics.median(w),
+            "direct_warm_s": statistics.median(direct), "torch_threads": torch.get_num_threads()}
+
+
+def bench_cold(repeats, with_chgnet):
+    from ase.build import bulk
+
+    d = to_dict(bulk("Cu", "fcc", a=3.6, cubic=True))
+    hello, emt, chg = [], [], []
+    for _ in range(repeats):
+        c = Client()
+        c.call("hello")
+        hello.append(time.perf_counter() - c.t_spawn)
+        assert c.call("energy", {"structure": d, "calculator": "emt"})["ok"]
+        emt.append(time.perf_counter() - c.t_spawn)
+        c.close()
+    if with_chgnet:
+        for _ in range(max(1, repeats // 2)):
+            c = Client()
+            assert c.call("energy", {"structure": d, "calculator": "chgnet"})["ok"]
+            chg.append(time.perf_counter() - c.t_spawn)
+            c.close()
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+    bare = time.perf_counter() - t0
+    return {"python_bare_s": bare, "hello_s": statistics.median(hello), "first_emt_energy_s": statistics.median(emt),
+            "first_chgnet_energy_s": statistics.median(chg) if chg else None}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--atoms", type=int, default=500)
+    ap.add_argument("--steps", type=int, default=30)
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--skip-chgnet", action="store_true")
+    args = ap.parse_args()
+    import importlib.util
+
+    with_chgnet = not args.skip_chgnet and importlib.util.find_spec("chgnet") is not None
+    print(f"load average before: {os.getloadavg()}, cores: {os.cpu_count()}")
+
+    emt = bench_emt(args.atoms, args.steps, args.repeats)
+    ser = bench_serialization(emt["atoms"])
+    print(f"\nEMT + BFGS, {emt['atoms']} atoms, {emt['steps']} steps, median of {args.repeats}:")
+    print(f"  worker  {emt['worker_s_per_step'] * 1e3:8.2f} ms/step   (request total {emt['worker_request_s']:.2f} s)")
+    print(f"  direct  {emt['direct_s_per_step'] * 1e3:8.2f} ms/step")
+    print(f"  ratio worker/direct: {emt['worker_s_per_step'] / emt['direct_s_per_step']:.3f}")
+    print(f"  step event: {emt['step_event_bytes'] / 1024:.0f} KiB; structure dict + JSON encode + decode "
+          f"{ser * 1e3:.2f} ms")
+
+    if with_chgnet:
+        ch = bench_chgnet(args.repeats)
+        print(f"\nCHGNet single point, {ch['atoms']} atoms (energy, forces, stress), torch threads "
+              f"{ch['torch_threads']}, median of {args.repeats}:")
+        print(f"  worker warm  {ch['worker_warm_s'] * 1e3:8.1f} ms   (first call incl. model load "
+              f"{ch['worker_first_call_s']:.2f} s)")
+        print(f"  direct warm  {ch['direct_warm_s'] * 1e3:8.1f} ms")
+        print(f"  ratio worker/direct: {ch['worker_warm_s'] / ch['direct_warm_s']:.3f}")
+
+    cold = bench_cold(args.repeats, with_chgnet)
+    print("\nCold start (spawn to reply), median:")
+    print(f"  bare python -c pass      {cold['python_bare_s'] * 1e3:8.0f} ms")
+    print(f"  hello                    {cold['hello_s'] * 1e3:8.0f} ms")
+    print(f"  first EMT energy         {cold['first_emt_energy_s'] * 1e3:8.0f} ms")
+    if cold["first_chgnet_energy_s"] is not None:
+        print(f"  first CHGNet energy      {cold['first_chgnet_energy_s'] * 1e3:8.0f} ms")
+    print(f"\nload average after: {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()

@@ -63,9 +63,24 @@ describe("recorded streams map to AgentStreamEvent", () => {
       "done",
       "[DONE]",
     ]);
-    expect(events[1]).toMatchObject({ name: "mcp__atomstudio__svc_supercell", input: { scaling: [2, 2, 2] } });
-    expect(events[2]).toMatchObject({ name: "mcp__atomstudio__svc_supercell", output: expect.stringContaining('"n_atoms":16') });
+    // the MCP prefix is dropped: tool names as the other agents report them
+    expect(events[1]).toMatchObject({ name: "svc_supercell", input: { scaling: [2, 2, 2] } });
+    expect(events[2]).toMatchObject({ name: "svc_supercell", output: expect.stringContaining('"n_atoms":16') });
     expect(events[4]).toMatchObject({ usage: { input_tokens: 6, output_tokens: 212 } });
+  });
+
+  it("claude: an MCP server that failed to connect is reported", async () => {
+    const line = JSON.stringify({
+      type: "system",
+      subtype: "init",
+      session_id: "s",
+      tools: [],
+      mcp_servers: [{ name: "atomstudio", status: "failed" }],
+    });
+    await bench.install("claude", `echo '${line}'\ncat '${agentFixture("claude/text-only.jsonl")}' | tail -n 2`);
+    const { events } = await readSse(await run({ agent: "claude" }));
+    expect(events[0]).toMatchObject({ type: "error", code: "AGENT_WARNING", text: expect.stringContaining("failed") });
+    expect(events.slice(-2)).toEqual([expect.objectContaining({ type: "done" }), "[DONE]"]);
   });
 
   it("claude: a max-turns result is an error event, then done", async () => {

@@ -42,6 +42,19 @@ describe("normalized provider stream", () => {
     expect(seen.body?.messages).toEqual(msgs);
   });
 
+  it("sends max_completion_tokens to OpenAI itself, max_tokens elsewhere", async () => {
+    svc.env.OPENAI_API_KEY = "sk-openai-compat-0123456789";
+    svc.env.ATOMSTUDIO_OPENAI_BASE_URL = `${peer.origin}/v1`;
+    try {
+      await (await stream({ provider: "openai", model: "content", max_tokens: 100 })).text();
+      expect(peer.requests.at(-1)!.body).toMatchObject({ max_completion_tokens: 100 });
+      expect(peer.requests.at(-1)!.body).not.toHaveProperty("max_tokens");
+    } finally {
+      delete svc.env.OPENAI_API_KEY;
+      delete svc.env.ATOMSTUDIO_OPENAI_BASE_URL;
+    }
+  });
+
   it("uses the provider's default model when none is given (deepseek is the default provider)", async () => {
     const res = await post(`${svc.url}/api/chat/stream-openai-compat`, { messages: msgs });
     await res.text();

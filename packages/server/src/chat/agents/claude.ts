@@ -10,6 +10,7 @@ import { type AgentStreamEvent, agentError, agentEvent, type Usage } from "../ty
 import { type AgentSpec, asRecord, MCP_SERVER_NAME, num } from "./spec.ts";
 
 const MCP_FILE = "atomstudio-mcp.claude.json";
+const MCP_PREFIX = `mcp__${MCP_SERVER_NAME}__`;
 
 const toolResultOutput = (content: unknown): string | Record<string, unknown> | null => {
   if (typeof content === "string") return content;
@@ -71,13 +72,18 @@ export const claude: AgentSpec = {
         const out: AgentStreamEvent[] = [];
         const message = asRecord(obj.message);
         const blocks = Array.isArray(message?.content) ? (message.content as unknown[]) : [];
-        if (obj.type === "assistant") {
+        if (obj.type === "system" && obj.subtype === "init" && Array.isArray(obj.mcp_servers)) {
+          const ours = obj.mcp_servers.map(asRecord).find((m) => m?.name === MCP_SERVER_NAME);
+          if (ours && ours.status !== "connected")
+            out.push(agentError(`Claude Code could not use AtomStudio's MCP server (${String(ours.status)})`, "AGENT_WARNING"));
+        } else if (obj.type === "assistant") {
           for (const b of blocks.map(asRecord)) {
             if (b?.type === "text" && typeof b.text === "string") out.push(agentEvent("text", { text: b.text }));
             else if (b?.type === "thinking" && typeof b.thinking === "string")
               out.push(agentEvent("thinking", { text: b.thinking }));
             else if (b?.type === "tool_use") {
-              const name = String(b.name ?? "tool");
+              // This service's tools keep their own names (svc_…), as the other agents report them.
+              const name = String(b.name ?? "tool").replace(MCP_PREFIX, "");
               if (typeof b.id === "string") toolNames.set(b.id, name);
               out.push(agentEvent("tool_use", { name, input: asRecord(b.input) ?? {} }));
             }

@@ -62,7 +62,8 @@ const openai: HostedModule = async ({ req, model, baseURL, apiKey, signal }) => 
     {
       model,
       messages,
-      max_tokens: req.max_tokens,
+      // max_tokens is deprecated there and refused by its reasoning models
+      max_completion_tokens: req.max_tokens,
       ...(req.temperature != null ? { temperature: req.temperature } : {}),
       stream: true,
     },

@@ -98,11 +98,15 @@ export const streamOpenAICompat = async (req: CompatRequest, sse: SseStream, env
   const body: Record<string, unknown> = {
     model: target.model,
     // Optional fields left null are omitted; `content` stays (null is valid next to tool_calls).
-    messages: req.messages.map((msg) => Object.fromEntries(Object.entries(msg).filter(([k, v]) => v !== null || k === "content"))),
+    messages: req.messages.map((msg) =>
+      Object.fromEntries(Object.entries(msg).filter(([k, v]) => v !== null || k === "content")),
+    ),
     temperature: req.temperature,
-    max_tokens: req.max_tokens,
     stream: true,
   };
+  // OpenAI's own API takes max_completion_tokens (its newer models refuse max_tokens); the others take max_tokens.
+  if (target.provider === "openai" && !req.base_url) body.max_completion_tokens = req.max_tokens;
+  else body.max_tokens = req.max_tokens;
   if (req.tools) body.tools = req.tools;
   if (req.tool_choice) body.tool_choice = req.tool_choice;
   let stream: AsyncIterable<unknown>;

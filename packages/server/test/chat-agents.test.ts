@@ -233,7 +233,7 @@ describe("failures", () => {
     const res = await run({ agent: "claude", timeout: 1 });
     expect(res.status).toBe(504);
     expect(await res.json()).toMatchObject({ code: "AGENT_TIMEOUT" });
-    expect(Date.now() - t0).toBeLessThan(4000);
+    expect(Date.now() - t0).toBeLessThan(6000);
     const pids = await readPids(bench.root);
     expect(await waitGone(pids)).toBe(true);
   });

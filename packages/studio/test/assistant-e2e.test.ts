@@ -63,7 +63,7 @@ describe.skipIf(!hasChromium)("assistant panel in the studio", () => {
   it("lists the providers, runs a tool call on the loaded structure and streams the answer", async () => {
     await page.evaluate((s) => window.atomstudio?.setStructure(s, { name: "Si" }), silicon);
     const panel = page.locator("#assistant-panel");
-    await expect.poll(() => panel.locator("select.as-provider option").count(), { timeout: 15_000 }).toBeGreaterThan(5);
+    await expect.poll(() => panel.locator("select.as-provider option").count(), { timeout: 30_000 }).toBeGreaterThan(5);
     // deepseek has a key: available and chosen first; agents are not on PATH
     expect(await panel.locator("select.as-provider").inputValue()).toBe("openai-compat:deepseek");
     expect(await panel.locator('option[value="cli-agent:claude"]').isDisabled()).toBe(true);
@@ -78,7 +78,7 @@ describe.skipIf(!hasChromium)("assistant panel in the studio", () => {
     await panel.locator("textarea").fill("Make a 2x2x2 supercell");
     await panel.locator("textarea").press("Enter");
     await expect
-      .poll(() => panel.locator(".as-assistant").last().textContent(), { timeout: 15_000 })
+      .poll(() => panel.locator(".as-assistant").last().textContent(), { timeout: 30_000 })
       .toBe("A 2x2x2 supercell of Si has 16 atoms.");
     await expect.poll(() => panel.locator(".as-send").isVisible()).toBe(true);
     expect(await panel.locator(".as-stop").isVisible()).toBe(false);

@@ -151,3 +151,20 @@ def test_sella_minimizer_reaches_same_minimum(worker, optimizer):
     assert reply["result"]["converged"]
     # a different algorithm: same local minimum of the same potential, not the same path
     assert abs(reply["result"]["energy"] - ref.get_potential_energy()) < 1e-3
+
+
+def test_sella_keeps_frozen_atoms_fixed(worker):
+    pytest.importorskip("sella")
+    from ase.build import add_adsorbate, fcc100
+
+    slab = fcc100("Al", size=(2, 2, 2), vacuum=6.0)
+    add_adsorbate(slab, "Au", 1.7, "hollow")
+    slab.rattle(0.02, seed=1)
+    frozen = [a.index for a in slab if a.tag == 2]  # the bottom Al layer
+    d = to_pmg(slab)
+    reply = worker.call("optimize", {"structure": d, "calculator": "emt", "optimizer": "tr_min",
+                                     "frozen_atoms": frozen, "fmax": 0.01})
+    assert reply["ok"] and reply["result"]["converged"], reply
+    start, final = positions_of(d), positions_of(reply["result"]["structure"])
+    assert np.array_equal(final[frozen], start[frozen])
+    assert np.abs(final - start).max() > 1e-2

@@ -76,8 +76,13 @@ def _attach(atoms, meta, spec, engine, cparams):
 def energy(params: dict[str, Any]) -> dict[str, Any]:
     atoms, meta, spec, engine, cparams = _prepare(params)
     _attach(atoms, meta, spec, engine, cparams)
-    e = float(atoms.get_potential_energy())
-    forces = atoms.get_forces()
+    try:
+        e = float(atoms.get_potential_energy())
+        forces = atoms.get_forces()
+    except Exception as exc:
+        # an engine that fails on this input (SCF not converged, unsupported setup) is not a bug
+        log.exception("energy failed")
+        raise WorkerError("CALCULATION_FAILED", f"{spec.id}: {type(exc).__name__}: {exc}") from exc
     out: dict[str, Any] = {
         "energy": e,
         "energy_per_atom": e / len(atoms),

@@ -1,5 +1,5 @@
 /** POST /api/chat/stream-cli-agent with stand-in programs on PATH that print the vendors' recorded streams. */
-import { mkdir, readFile, symlink } from "node:fs/promises";
+import { chmod, mkdir, readFile, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type AgentBench, agentFixture, hang, makeAgentBench, printFixture, readPids, waitGone } from "./peers/agents.ts";
@@ -258,6 +258,17 @@ describe("failures", () => {
     expect(body.code).toBe("AGENT_CRASHED");
     expect(body.details.exit_code).toBe(3);
     expect(body.error).toContain("could not load config");
+  });
+
+  it("a program that cannot start: 500 AGENT_CRASHED, and its slot is freed", async () => {
+    svc.env.ATOMSTUDIO_MAX_AGENTS = "1";
+    await writeFile(join(bench.bin, "gemini"), "#!/nonexistent/interpreter\n");
+    await chmod(join(bench.bin, "gemini"), 0o755);
+    for (let i = 0; i < 2; i++) {
+      const res = await run({ agent: "gemini" });
+      expect(res.status).toBe(500);
+      expect(await res.json()).toMatchObject({ code: "AGENT_CRASHED", error: expect.stringContaining("Could not start") });
+    }
   });
 
   it("garbage output: error events, no crash, then done", async () => {

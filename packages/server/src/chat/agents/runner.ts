@@ -348,7 +348,8 @@ export const streamAgent = async (req: AgentRequest, sse: SseStream, opts: Agent
       lines.close();
     }
   } finally {
-    if (child && child.exitCode === null && child.signalCode === null) {
+    // The slot is free once the agent has exited (a process that never started frees it at once).
+    if (child?.pid && child.exitCode === null && child.signalCode === null) {
       killGroup(child);
       child.once("exit", release);
     } else release();

@@ -82,30 +82,57 @@ export const primitiveCell = (cell: Cell, tolerance: number, constraint: Lattice
   const s0 = smallest[0] as number;
   let minVecs: number[][] = smallest.map((i) => [fc(i, 0) - fc(s0, 0), fc(i, 1) - fc(s0, 1), fc(i, 2) - fc(s0, 2)]);
   const sortedGroups = [...groups].sort((a, b) => a.length - b.length);
+  const [t0, t1, t2] = superFtol as [number, number, number];
+  const near2 = (d: number, tol: number): boolean => {
+    const w = d - Math.floor(d);
+    return Math.min(w, 1 - w) < 2 * tol;
+  };
   for (const g of sortedGroups)
     for (const ref of g) {
-      minVecs = minVecs.filter((v) =>
-        g.some((j) => {
-          for (let k = 0; k < 3; k++) {
-            const d = (v[k] as number) - (fc(j, k) - fc(ref, k));
-            const w = d - Math.floor(d);
-            if (Math.min(w, 1 - w) >= 2 * (superFtol[k] as number)) return false;
-          }
-          return true;
-        }),
-      );
+      const r0 = fc(ref, 0);
+      const r1 = fc(ref, 1);
+      const r2 = fc(ref, 2);
+      minVecs = minVecs.filter((v) => {
+        const v0 = v[0] as number;
+        const v1 = v[1] as number;
+        const v2 = v[2] as number;
+        for (const j of g)
+          if (near2(v0 - (fc(j, 0) - r0), t0) && near2(v1 - (fc(j, 1) - r1), t1) && near2(v2 - (fc(j, 2) - r2), t2)) return true;
+        return false;
+      });
     }
+  const mv = Float64Array.from(minVecs.flat());
+  const nmv = minVecs.length;
+  /** Is the fractional vector x close to one of the approximate periodicities? */
+  const nearMinVec = (x0: number, x1: number, x2: number): boolean => {
+    for (let q = 0; q < nmv; q++)
+      if (
+        wrapDiff(x0 - (mv[3 * q] as number)) < t0 &&
+        wrapDiff(x1 - (mv[3 * q + 1] as number)) < t1 &&
+        wrapDiff(x2 - (mv[3 * q + 2] as number)) < t2
+      )
+        return true;
+    return false;
+  };
 
   // Sites of the same group that are neighbours in the supercell must not be merged.
-  const nonNbrs = groups.map((g) =>
-    g.map((i) =>
-      g.map((j) => {
-        if (i === j) return true;
-        for (let k = 0; k < 3; k++) if (wrapDiff(fc(j, k) - fc(i, k)) > 2 * (superFtol[k] as number)) return true;
-        return false;
-      }),
-    ),
-  );
+  const nonNbrs = groups.map((g) => {
+    const m = g.length;
+    const out = new Uint8Array(m * m);
+    for (let a = 0; a < m; a++)
+      for (let b = 0; b < m; b++) {
+        const i = g[a] as number;
+        const j = g[b] as number;
+        if (i === j) out[a * m + b] = 1;
+        else
+          for (let k = 0; k < 3; k++)
+            if (wrapDiff(fc(j, k) - fc(i, k)) > 2 * (superFtol[k] as number)) {
+              out[a * m + b] = 1;
+              break;
+            }
+      }
+    return out;
+  });
 
   const numFu = groups.reduce((acc, g) => {
     let x = acc;
@@ -114,13 +141,26 @@ export const primitiveCell = (cell: Cell, tolerance: number, constraint: Lattice
     return x;
   }, 0);
 
+  // Scratch buffers shared by every candidate (the search allocates nothing per candidate).
+  const maxGroup = Math.max(...groups.map((g) => g.length));
+  const allBuf = new Float64Array(3 * maxGroup);
+  const adjBuf = new Uint8Array(maxGroup * maxGroup);
   for (const [size, ms] of hnfs(numFu)) {
     for (const latt of ms) {
+      // Inverse of the upper-triangular [[a, b, c], [0, e, f], [0, 0, g]].
+      const [[a, b, c], [, e, f], [, , g]] = latt as [number[], number[], number[]] as [
+        [number, number, number],
+        [number, number, number],
+        [number, number, number],
+      ];
+      const i00 = 1 / a;
+      const i01 = -b / (a * e);
+      const i02 = (b * f - c * e) / (a * e * g);
+      const i11 = 1 / e;
+      const i12 = -f / (e * g);
+      const i22 = 1 / g;
+      if (!(nearMinVec(i00, i01, i02) && nearMinVec(0, i11, i12) && nearMinVec(0, 0, i22))) continue;
       const inv = inv3(latt);
-      const ok = inv.every((row) =>
-        minVecs.some((v) => row.every((x, k) => wrapDiff(x - (v[k] as number)) < (superFtol[k] as number))),
-      );
-      if (!ok) continue;
       const newM = mul3(inv, cell.m);
       const ftol = rowLengths(newM).map((l) => tolerance / l);
       let valid = true;
@@ -130,36 +170,39 @@ export const primitiveCell = (cell: Cell, tolerance: number, constraint: Lattice
       const newCoords: number[] = [];
       for (let gi = 0; gi < groups.length && valid; gi++) {
         const g = groups[gi] as number[];
-        const nn = nonNbrs[gi] as boolean[][];
+        const nn = nonNbrs[gi] as Uint8Array;
         const m = g.length;
-        const all = new Float64Array(3 * m);
+        const all = allBuf;
         for (let a = 0; a < m; a++) {
           const i = g[a] as number;
           for (let k = 0; k < 3; k++)
             all[3 * a + k] =
               fc(i, 0) * (latt[0]?.[k] as number) + fc(i, 1) * (latt[1]?.[k] as number) + fc(i, 2) * (latt[2]?.[k] as number);
         }
-        const adj: boolean[][] = [];
-        for (let a = 0; a < m; a++) {
-          const row: boolean[] = new Array(m);
+        // The relation is symmetric, so column sums are row sums: a wrong candidate fails on
+        // its first row instead of after the whole matrix.
+        const adjFlat = adjBuf;
+        adjFlat.fill(0, 0, m * m);
+        for (let a = 0; a < m && valid; a++) {
+          let s = 0;
           for (let b = 0; b < m; b++) {
+            if (!nn[a * m + b]) continue;
             let close = true;
             for (let k = 0; k < 3 && close; k++)
               if (!(wrapDiff((all[3 * b + k] as number) - (all[3 * a + k] as number)) < (ftol[k] as number))) close = false;
-            row[b] = close && (nn[a]?.[b] as boolean);
+            if (close) {
+              adjFlat[a * m + b] = 1;
+              s++;
+            }
           }
-          adj.push(row);
-        }
-        for (let b = 0; b < m && valid; b++) {
-          let s = 0;
-          for (let a = 0; a < m; a++) if (adj[a]?.[b]) s++;
           if (s !== size) valid = false;
         }
         if (!valid) break;
+        const adj = { at: (x: number, y: number): boolean => adjFlat[x * m + y] === 1 };
         for (let a = 0; a < m && valid; a++) {
           const members = [];
-          for (let b = 0; b < m; b++) if (adj[a]?.[b]) members.push(b);
-          for (const x of members) for (const y of members) if (!adj[x]?.[y]) valid = false;
+          for (let b = 0; b < m; b++) if (adj.at(a, b)) members.push(b);
+          for (const x of members) for (const y of members) if (!adj.at(x, y)) valid = false;
         }
         if (!valid) break;
         const added = new Array(m).fill(false);
@@ -167,7 +210,7 @@ export const primitiveCell = (cell: Cell, tolerance: number, constraint: Lattice
           if (added[a]) continue;
           const members: number[] = [];
           for (let b = 0; b < m; b++)
-            if (adj[a]?.[b]) {
+            if (adj.at(a, b)) {
               added[b] = true;
               members.push(b);
             }

@@ -21,6 +21,22 @@ const short = (v: unknown, max = 400): string => {
   return s.length > max ? `${s.slice(0, max)}…` : s;
 };
 
+/** The last provider and model picked, kept across page loads. */
+const remembered = (key: string): string | null => {
+  try {
+    return localStorage.getItem(`atomstudio.assistant.${key}`);
+  } catch {
+    return null;
+  }
+};
+const remember = (key: string, value: string): void => {
+  try {
+    localStorage.setItem(`atomstudio.assistant.${key}`, value);
+  } catch {
+    // storage disabled
+  }
+};
+
 const TYPE_LABEL: Record<ProviderInfo["type"], string> = {
   "openai-compat": "Chat with tools",
   api: "Hosted chat",
@@ -63,6 +79,7 @@ export const mountAssistant = (el: HTMLElement, api: StudioApi): void => {
 
   const fillModels = () => {
     const p = current();
+    const keepModel = remembered(`model:${providerSel.value}`);
     modelSel.replaceChildren();
     const def = h("option", undefined, "default model");
     def.value = "";
@@ -72,6 +89,7 @@ export const mountAssistant = (el: HTMLElement, api: StudioApi): void => {
       o.value = m.id;
       modelSel.append(o);
     }
+    if (keepModel && Array.from(modelSel.options).some((o) => o.value === keepModel)) modelSel.value = keepModel;
     status.textContent = p && !p.available ? (p.status_message ?? "unavailable") : "";
   };
 
@@ -83,7 +101,7 @@ export const mountAssistant = (el: HTMLElement, api: StudioApi): void => {
       status.textContent = (err as Error).message;
       return;
     }
-    const previous = providerSel.value;
+    const previous = providerSel.value || remembered("provider");
     providerSel.replaceChildren();
     for (const type of ["openai-compat", "api", "cli-agent"] as const) {
       const group = h("optgroup");
@@ -99,7 +117,7 @@ export const mountAssistant = (el: HTMLElement, api: StudioApi): void => {
     }
     const firstAvailable = providers.find((p) => p.available);
     providerSel.value =
-      previous && providers.some((p) => `${p.type}:${p.id}` === previous)
+      previous && providers.some((p) => p.available && `${p.type}:${p.id}` === previous)
         ? previous
         : firstAvailable
           ? `${firstAvailable.type}:${firstAvailable.id}`
@@ -209,7 +227,11 @@ export const mountAssistant = (el: HTMLElement, api: StudioApi): void => {
     }
   });
   stop.addEventListener("click", () => running?.abort());
-  providerSel.addEventListener("change", fillModels);
+  providerSel.addEventListener("change", () => {
+    remember("provider", providerSel.value);
+    fillModels();
+  });
+  modelSel.addEventListener("change", () => remember(`model:${providerSel.value}`, modelSel.value));
   refresh.addEventListener("click", () => void loadList());
   clear.addEventListener("click", () => {
     running?.abort();

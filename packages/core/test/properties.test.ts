@@ -25,16 +25,21 @@ const sameStructure = (a: Structure, b: Structure, tol: number) => {
   expect(b.length).toBe(a.length);
   expect(b.species).toEqual(a.species);
   expect(b.labels).toEqual(a.labels);
-  for (let i = 0; i < a.cart.length; i++) expect(Math.abs((a.cart[i] as number) - (b.cart[i] as number))).toBeLessThanOrEqual(tol);
+  for (let i = 0; i < a.cart.length; i++)
+    expect(Math.abs((a.cart[i] as number) - (b.cart[i] as number))).toBeLessThanOrEqual(tol);
 };
 
 describe("properties", () => {
   it("add then delete returns the original", () => {
     fc.assert(
-      fc.property(structureArb, fc.array(fc.record({ element: fc.constantFrom(...SYMBOLS), xyz: vec }), { minLength: 1, maxLength: 5 }), (s, atoms) => {
-        const { structure, addedIndices } = addAtoms(s, atoms);
-        sameStructure(s, deleteAtoms(structure, addedIndices).structure, 0);
-      }),
+      fc.property(
+        structureArb,
+        fc.array(fc.record({ element: fc.constantFrom(...SYMBOLS), xyz: vec }), { minLength: 1, maxLength: 5 }),
+        (s, atoms) => {
+          const { structure, addedIndices } = addAtoms(s, atoms);
+          sameStructure(s, deleteAtoms(structure, addedIndices).structure, 0);
+        },
+      ),
     );
   });
 
@@ -71,7 +76,8 @@ describe("properties", () => {
         expect(out.length).toBe(a.length + b.length);
         expect(out.lattice === null).toBe(mode === "to_molecule" || a.lattice === null);
         const c = [0, 0, 0];
-        for (let i = a.length; i < out.length; i++) for (let j = 0; j < 3; j++) c[j] = (c[j] as number) + (out.cart[3 * i + j] as number);
+        for (let i = a.length; i < out.length; i++)
+          for (let j = 0; j < 3; j++) c[j] = (c[j] as number) + (out.cart[3 * i + j] as number);
         for (let j = 0; j < 3; j++) expect((c[j] as number) / b.length).toBeCloseTo(p[j] as number, 8);
       }),
     );
@@ -86,8 +92,21 @@ describe("properties", () => {
   });
 
   it("random malformed structures only ever throw AtomStudioError", () => {
-    const junk = fc.oneof(fc.constant(null), fc.double(), fc.string(), fc.boolean(), fc.constant(Number.NaN), fc.constant(Number.POSITIVE_INFINITY), fc.array(fc.double(), { maxLength: 4 }), fc.object());
-    const mutate = fc.tuple(structureArb, fc.constantFrom("sites", "lattice", "species", "abc", "xyz", "occu", "element", "matrix", "charge", "label", "properties"), junk);
+    const junk = fc.oneof(
+      fc.constant(null),
+      fc.double(),
+      fc.string(),
+      fc.boolean(),
+      fc.constant(Number.NaN),
+      fc.constant(Number.POSITIVE_INFINITY),
+      fc.array(fc.double(), { maxLength: 4 }),
+      fc.object(),
+    );
+    const mutate = fc.tuple(
+      structureArb,
+      fc.constantFrom("sites", "lattice", "species", "abc", "xyz", "occu", "element", "matrix", "charge", "label", "properties"),
+      junk,
+    );
     fc.assert(
       fc.property(mutate, ([s, key, value]) => {
         const d = structuredClone(toDict(s)) as unknown as Record<string, unknown>;
@@ -109,9 +128,9 @@ describe("properties", () => {
 
   it("non-finite numbers are INVALID_STRUCTURE", () => {
     for (const bad of [Number.NaN, Number.POSITIVE_INFINITY]) {
-      expect(() => fromDict({ "@class": "Molecule", sites: [{ species: [{ element: "O", occu: 1 }], xyz: [0, bad, 0] }] })).toThrow(
-        expect.objectContaining({ code: "INVALID_STRUCTURE" }),
-      );
+      expect(() =>
+        fromDict({ "@class": "Molecule", sites: [{ species: [{ element: "O", occu: 1 }], xyz: [0, bad, 0] }] }),
+      ).toThrow(expect.objectContaining({ code: "INVALID_STRUCTURE" }));
     }
   });
 });

@@ -3,6 +3,7 @@ import type { Operation } from "../registry/operation.ts";
 import { chatOps } from "./chat.ts";
 import { healthOp } from "./health.ts";
 import { optimizeOps } from "./optimize.ts";
+import { structureAnalysis } from "./structure-analysis.ts";
 import { structureBuild } from "./structure-build.ts";
 import { structureIo } from "./structure-io.ts";
 import { structureOps } from "./structure-ops.ts";
@@ -12,6 +13,7 @@ export const operations: Operation[] = [
   healthOp,
   ...structureOps,
   ...structureBuild,
+  ...structureAnalysis,
   ...structureIo,
   ...optimizeOps,
   ...viewerOps,

@@ -135,7 +135,13 @@ def to_pmg(atoms) -> dict[str, Any]:
     """The pymatgen dictionary of ASE atoms, made by pymatgen itself (the oracle)."""
     from pymatgen.io.ase import AseAtomsAdaptor
 
-    obj = AseAtomsAdaptor.get_structure(atoms) if atoms.pbc.any() else AseAtomsAdaptor.get_molecule(atoms)
+    if atoms.pbc.any():
+        obj = AseAtomsAdaptor.get_structure(atoms)
+    else:
+        atoms = atoms.copy()
+        if sum(atoms.numbers) % 2:  # odd electron count (e.g. Cu13): a doublet, or pymatgen refuses it
+            atoms.spin_multiplicity = 2
+        obj = AseAtomsAdaptor.get_molecule(atoms)
     return json.loads(obj.to_json())  # plain JSON, as the service sends it (no numpy arrays)
 
 
@@ -144,7 +150,12 @@ def from_pmg(d: dict[str, Any]):
     from pymatgen.core import Molecule, Structure
     from pymatgen.io.ase import AseAtomsAdaptor
 
-    obj = Molecule.from_dict(d) if d["@class"] == "Molecule" else Structure.from_dict(d)
+    if d["@class"] == "Molecule":
+        # AseAtomsAdaptor writes multiplicity 1 even for odd-electron clusters such as Cu13, which
+        # Molecule.from_dict then rejects; the default multiplicity is irrelevant to EMT
+        obj = Molecule.from_dict({k: v for k, v in d.items() if k != "spin_multiplicity"})
+    else:
+        obj = Structure.from_dict(d)
     atoms = AseAtomsAdaptor.get_atoms(obj)
     atoms.set_constraint()
     return atoms

@@ -199,6 +199,7 @@ class Server:
             "ase": ase.__version__,
             "numpy": numpy.__version__,
             "busy": cur.id if cur is not None else None,
+            "packages": _package_versions(),
         }
 
     # -- work -----------------------------------------------------------------------------
@@ -242,6 +243,22 @@ class Server:
                 with self.state_lock:
                     self.current = None
                     self.jobs.pop(job.id, None)
+
+
+_OPTIONAL_PACKAGES = ("torch", "sella", "tblite", "gfnff", "chgnet", "mace-torch", "matgl")
+
+
+def _package_versions() -> dict[str, str | None]:
+    # from installed metadata: no import, so hello stays fast on a cold worker
+    from importlib.metadata import PackageNotFoundError, version
+
+    out: dict[str, str | None] = {}
+    for name in _OPTIONAL_PACKAGES:
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            out[name] = None
+    return out
 
 
 def calculators_result() -> dict[str, Any]:

@@ -168,3 +168,35 @@ def test_sella_keeps_frozen_atoms_fixed(worker):
     start, final = positions_of(d), positions_of(reply["result"]["structure"])
     assert np.array_equal(final[frozen], start[frozen])
     assert np.abs(final - start).max() > 1e-2
+
+
+def test_sella_transition_state_au_hop_on_al100(worker):
+    """The classic ASE example: Au hopping between hollow sites of Al(100) crosses the bridge site."""
+    pytest.importorskip("sella")
+    from ase.build import add_adsorbate, fcc100
+
+    def slab(site):
+        s = fcc100("Al", size=(2, 2, 3), vacuum=8.0)
+        add_adsorbate(s, "Au", 1.7, site)
+        return s
+
+    frozen = [a.index for a in slab("hollow") if a.tag == 3]  # the bottom layer
+    # minimum: Au in the hollow site; reference saddle: Au relaxed in the (symmetric) bridge site
+    ends = {}
+    for site in ("hollow", "bridge"):
+        r = worker.call("optimize", {"structure": to_pmg(slab(site)), "calculator": "emt",
+                                     "frozen_atoms": frozen, "fmax": 0.005})
+        assert r["ok"] and r["result"]["converged"], r
+        ends[site] = r["result"]
+    guess = slab("bridge")
+    guess.positions[-1, 1] += 0.3  # push Au off the bridge, towards a hollow site
+    reply = worker.call("optimize", {"structure": to_pmg(guess), "calculator": "emt", "optimizer": "tr_ts",
+                                     "frozen_atoms": frozen, "fmax": 0.005})
+    assert reply["ok"] and reply["result"]["converged"], reply
+    ts = reply["result"]
+    barrier = ts["energy"] - ends["hollow"]["energy"]
+    assert abs(ts["energy"] - ends["bridge"]["energy"]) < 1e-3
+    assert 0.3 < barrier < 0.45, barrier  # ASE's NEB tutorial finds about 0.37 eV
+    au = positions_of(ts["structure"])[-1]
+    bridge_y = positions_of(ends["bridge"]["structure"])[-1][1]
+    assert abs(au[1] - bridge_y) < 0.02  # back on the bridge along the hop direction

@@ -3,9 +3,11 @@
  * protocol (decisions §5). Covers 503 / 504 / disconnect / 404 / 400, studio choice (client_id,
  * X-Viewer-Client, most recently active), the token on the WebSocket, and the tool listings.
  */
+import { density, fromDict, supercell, toDict } from "atomstudio-core";
 import { afterEach, describe, expect, it } from "vitest";
 import type WebSocket from "ws";
 import { fakeStudio, type RunningService, startService } from "../../studio/test/support.ts";
+import { SYMMETRY_MAX_ATOMS } from "../src/operations/viewer.ts";
 import { DEFAULT_VIEWER_TIMEOUT_MS } from "../src/viewer/plugin.ts";
 import { cuCell } from "./helpers.ts";
 
@@ -128,6 +130,27 @@ describe("viewer relay", () => {
     const r2 = await fetch(`${s.url}/api/view/structure-info`);
     expect(r2.status).toBe(404);
     expect((await r2.json()).code).toBe("NO_STRUCTURE_LOADED");
+  });
+
+  it("leaves symmetry out (null) for structures too large to analyse quickly, with every other field", async () => {
+    const s = await service();
+    const big = toDict(supercell(fromDict(cuCell), [4, 4, 4]));
+    const studio = await fakeStudio(s.url, () => ({ ok: true, result: { structure: big } }));
+    closers.push(studio.close);
+    expect(big.sites.length).toBeGreaterThan(SYMMETRY_MAX_ATOMS);
+    const info = await (await fetch(`${s.url}/api/view/structure-info`)).json();
+    const st = fromDict(big);
+    expect(info).toMatchObject({ formula: "Cu256", reduced_formula: "Cu", n_atoms: 256, has_lattice: true, is_molecule: false });
+    expect(info.symmetry).toBeNull();
+    expect(info.lattice.a).toBeCloseTo(4 * 3.61, 9);
+    expect(info.density).toBeCloseTo(density(st) as number, 9);
+    expect(info.sites[77]).toEqual({
+      index: 77,
+      element: "Cu",
+      xyz: [...st.cart.slice(231, 234)],
+      abc: [...st.frac.slice(231, 234)],
+      label: st.labels[77],
+    });
   });
 
   it("passes a studio's error through with its code", async () => {

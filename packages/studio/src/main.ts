@@ -165,7 +165,7 @@ $("btn-sel-element").onclick = () =>
     .catch((e: Error) => status(e.message, true));
 
 // Box selection: Alt-drag, or any drag in box mode. Shift adds to the selection.
-let boxStart: { x: number; y: number; add: boolean } | null = null;
+let boxStart: { x: number; y: number; pageX: number; pageY: number; add: boolean } | null = null;
 wrap.addEventListener(
   "pointerdown",
   (e) => {
@@ -173,7 +173,7 @@ wrap.addEventListener(
     e.preventDefault();
     e.stopPropagation();
     const r = wrap.getBoundingClientRect();
-    boxStart = { x: e.clientX - r.left, y: e.clientY - r.top, add: e.shiftKey };
+    boxStart = { x: e.clientX - r.left, y: e.clientY - r.top, pageX: e.pageX, pageY: e.pageY, add: e.shiftKey };
     wrap.setPointerCapture(e.pointerId);
   },
   { capture: true },
@@ -201,8 +201,7 @@ wrap.addEventListener(
   (e) => {
     if (!boxStart) return;
     e.stopPropagation();
-    const r = wrap.getBoundingClientRect();
-    const sites = viewer.sitesInRect(boxStart.x, boxStart.y, e.clientX - r.left, e.clientY - r.top);
+    const sites = viewer.sitesInRect(boxStart.pageX, boxStart.pageY, e.pageX, e.pageY);
     store.select(boxStart.add ? [...store.selection, ...sites] : sites);
     boxStart = null;
     $("box").hidden = true;

@@ -4,7 +4,17 @@
  * `client_id` query parameter or the `X-Viewer-Client` header; otherwise the most recently active
  * studio answers.
  */
-import { AtomStudioError, fail, fromDict, initSymmetry, structureInfo } from "atomstudio-core";
+import {
+  AtomStudioError,
+  density,
+  fail,
+  fromDict,
+  initSymmetry,
+  latticeDict,
+  type Structure,
+  type StructureInfoResult as StructureInfo,
+  structureInfo,
+} from "atomstudio-core";
 import { z } from "zod";
 import type { ServiceContext } from "../context.ts";
 import { defineOperation } from "../registry/operation.ts";
@@ -141,13 +151,42 @@ export const StructureInfoResult = z.object({
   is_molecule: z.boolean(),
 });
 
+/**
+ * Largest structure whose symmetry structure-info analyses. Symmetry search time grows steeply
+ * with the number of sites of a supercell (measured here: a 108-atom Cu supercell 0.4 s, a
+ * 500-atom one 110 s), and it would hold the service for that long; above this size `symmetry`
+ * is null. `ATOMSTUDIO_SYMMETRY_MAX_ATOMS` changes it.
+ */
+export const SYMMETRY_MAX_ATOMS = Number(process.env.ATOMSTUDIO_SYMMETRY_MAX_ATOMS) || 200;
+
+/** structure-info with symmetry left out (null): the core's summary computed as for a molecule, then the lattice parts added. */
+const infoWithoutSymmetry = (s: Structure): StructureInfo => {
+  const lattice = s.lattice;
+  if (!lattice) return structureInfo(s);
+  const info = structureInfo(s.with({ lattice: null }));
+  const d = latticeDict(lattice);
+  const frac = s.frac;
+  return {
+    ...info,
+    has_lattice: true,
+    is_molecule: false,
+    lattice: { a: d.a, b: d.b, c: d.c, alpha: d.alpha, beta: d.beta, gamma: d.gamma, volume: d.volume, matrix: d.matrix },
+    symmetry: null,
+    density: density(s),
+    sites: info.sites.map((site, i) => ({
+      ...site,
+      abc: [frac[3 * i] as number, frac[3 * i + 1] as number, frac[3 * i + 2] as number],
+    })),
+  };
+};
+
 export const structureInfoOp = defineOperation({
   id: "view_structure_info",
   method: "GET",
   path: "/api/view/structure-info",
   tag,
   summary: "Summary of the structure loaded in the studio (formula, lattice, symmetry, sites)",
-  description: `${CLIENT_NOTE} Computed by the service from the structure the studio reports.`,
+  description: `${CLIENT_NOTE} Computed by the service from the structure the studio reports. symmetry is null for molecules and for structures of more than ${SYMMETRY_MAX_ATOMS} atoms.`,
   input: z.object({}),
   output: StructureInfoResult,
   errors: [{ status: 404, code: "NO_STRUCTURE_LOADED", when: "the studio has no structure loaded" }, ...VIEWER_ERRORS],
@@ -156,8 +195,10 @@ export const structureInfoOp = defineOperation({
     const dict = r?.structure;
     if (!dict || typeof dict !== "object" || !Array.isArray((dict as { sites?: unknown }).sites))
       throw new AtomStudioError("NO_STRUCTURE_LOADED", "The studio has no structure loaded", undefined, 404);
+    const s = fromDict(StructureJSON.parse(dict));
+    if (s.length > SYMMETRY_MAX_ATOMS) return infoWithoutSymmetry(s);
     await initSymmetry();
-    return structureInfo(fromDict(StructureJSON.parse(dict)));
+    return structureInfo(s);
   },
   mcp: "svc_structure_info",
   assistant: { name: "get_structure_info", replacesStructure: false },

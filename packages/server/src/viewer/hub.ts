@@ -118,7 +118,7 @@ export class ViewerHub {
     }
   }
 
-  /** A message from a studio: a reply to a pending command, or an activity ping. */
+  /** A message from a studio: a reply to a pending command, or an activity ping (`{type: "activity"}`). */
   receive(socket: ViewerSocket, raw: string): void {
     const client = [...this.#clients.values()].find((c) => c.socket === socket);
     if (!client) return;
@@ -128,7 +128,11 @@ export class ViewerHub {
     } catch {
       return;
     }
-    this.touch(client);
+    // Activity is the user's (pings the studio sends on input), not the studio's own replies.
+    if (msg.type === "activity") {
+      this.touch(client);
+      return;
+    }
     if (typeof msg.id !== "string") return;
     const p = client.pending.get(msg.id);
     if (!p) return;

@@ -82,6 +82,8 @@ export class MolViewer {
   constructor(container: HTMLElement) {
     this.container = container;
     this.viewer = createViewer(container, { backgroundColor: this.options.background, antialias: true } as never);
+    // Follow the container's size (layout changes, panels opening), not only window resizes.
+    if (typeof ResizeObserver !== "undefined") new ResizeObserver(() => this.resize()).observe(container);
   }
 
   /** Show a structure. `keepView` keeps the camera (edits); otherwise the view is fitted. */
@@ -243,12 +245,12 @@ export class MolViewer {
     if (render) this.viewer.render();
   }
 
-  /** Sites whose drawn atoms fall inside a rectangle of the container (CSS pixels). */
+  /** Sites whose drawn atoms fall inside a rectangle given in page coordinates (CSS pixels). */
   sitesInRect(x0: number, y0: number, x1: number, y1: number): number[] {
     const scene = this.scene;
     if (!scene) return [];
     const [lx, hx, ly, hy] = [Math.min(x0, x1), Math.max(x0, x1), Math.min(y0, y1), Math.max(y0, y1)];
-    const screen = this.viewer.modelToScreen(scene.atoms.map((a) => ({ x: a.x, y: a.y, z: a.z }))) as { x: number; y: number }[];
+    const screen = this.atomsOnScreen();
     const out = new Set<number>();
     screen.forEach((p, i) => {
       if (p.x >= lx && p.x <= hx && p.y >= ly && p.y <= hy) out.add(scene.atomToSite[i] as number);
@@ -296,7 +298,23 @@ export class MolViewer {
     }
   }
 
-  /** Ask the browser for the image without changing size (cheap check that something is drawn). */
+  /** Page coordinates (CSS pixels) of a site's own drawn atom. */
+  siteOnScreen(site: number): { x: number; y: number } | null {
+    const scene = this.scene;
+    const id = scene?.siteToAtom[site];
+    if (!scene || id === undefined) return null;
+    const a = scene.atoms[id]!;
+    return this.viewer.modelToScreen({ x: a.x, y: a.y, z: a.z }) as unknown as { x: number; y: number };
+  }
+
+  /** Page coordinates of every drawn atom (index = drawn atom). */
+  atomsOnScreen(): { x: number; y: number }[] {
+    const scene = this.scene;
+    if (!scene) return [];
+    return this.viewer.modelToScreen(scene.atoms.map((a) => ({ x: a.x, y: a.y, z: a.z }))) as { x: number; y: number }[];
+  }
+
+  /** Fit the viewer to its container after a layout change. */
   resize(): void {
     this.viewer.resize();
     this.viewer.render();

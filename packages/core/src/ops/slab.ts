@@ -308,8 +308,14 @@ const centerSlab = (cell: Cell): void => {
   }
   let wsum = 0;
   let zsum = 0;
+  const weights = new Map<SiteSpecies, number>();
   for (let i = 0; i < n; i++) {
-    const w = weight(composition([cell.species[i] as SiteSpecies]));
+    const sp = cell.species[i] as SiteSpecies;
+    let w = weights.get(sp);
+    if (w === undefined) {
+      w = weight(composition([sp]));
+      weights.set(sp, w);
+    }
     wsum += w;
     zsum += w * (f[3 * i + 2] as number);
   }
@@ -360,10 +366,6 @@ const hasNeighbourBeyond = (lattice: Lattice, f: Float64Array, i: number, r: num
   });
   return found;
 };
-
-interface Generated {
-  cell: Cell;
-}
 
 const buildSlab = (
   oc: OrientedCell,
@@ -437,8 +439,49 @@ const cellToStructure = (cell: Cell): Structure => {
   return new Structure({ lattice, species: cell.species, cart, labels: cell.labels, siteProperties: cell.props });
 };
 
+/**
+ * Necessary condition for `isSymmetric`: inversion and every operation sending c to -c map
+ * heights along the normal as h -> 2m - h, and each atom must land within symprec of an atom of
+ * its species. A slab whose height profile has no such mirror centre cannot be symmetric, and
+ * the symmetry search is skipped.
+ */
+const heightProfileMirrors = (cell: Cell, tol: number): boolean => {
+  const [a, b, c] = cell.m;
+  const nrm = cross(a, b);
+  const area = norm(nrm);
+  const height = Math.abs((nrm[0] * c[0] + nrm[1] * c[1] + nrm[2] * c[2]) / area);
+  const names = speciesStrings(cell);
+  const bySpecies = new Map<string, number[]>();
+  names.forEach((s, i) => {
+    const z = wrap01(cell.frac[3 * i + 2] as number);
+    const list = bySpecies.get(s);
+    if (list) list.push(z);
+    else bySpecies.set(s, [z]);
+  });
+  const groups = [...bySpecies.values()].sort((x, y) => x.length - y.length);
+  const anchor = groups[0] as number[];
+  const ztol = tol / height;
+  const a0 = anchor[0] as number;
+  for (const z of anchor) {
+    // Mirror sum s = 2m: every z must have a partner at s - z (periodically).
+    const s = a0 + z;
+    const ok = groups.every((zs) =>
+      zs.every((zi) =>
+        zs.some((zj) => {
+          const d = s - zi - zj;
+          return Math.abs(d - Math.round(d)) <= ztol;
+        }),
+      ),
+    );
+    if (ok) return true;
+  }
+  return false;
+};
+
 /** pymatgen's `Slab.is_symmetric`: inversion, or an operation that sends c to -c. */
 const isSymmetric = (cell: Cell): boolean => {
+  // Generous (3 symprec): the search itself decides; this only skips hopeless cases.
+  if (!heightProfileMirrors(cell, 3 * SYMMETRIC_SYMPREC)) return false;
   let d: ReturnType<typeof symmetryDataset>;
   try {
     d = symmetryDataset(cellToStructure(cell), { symprec: SYMMETRIC_SYMPREC });
@@ -517,7 +560,7 @@ export const generateSlabs = (bulk: Structure, opts: SlabOptions): Cell[] => {
   if (!(Number.isFinite(vacuum) && vacuum >= 0)) fail("INVALID_VACUUM", `vacuum must be 0 or more, got ${vacuum}`, { vacuum });
   const maxNormal = opts.max_normal_search === undefined ? 1 : opts.max_normal_search;
   if (maxNormal !== null && !(Number.isInteger(maxNormal) && maxNormal >= 0))
-    fail("INVALID_MILLER", `max_normal_search must be an integer of 0 or more, got ${maxNormal}`, {
+    fail("INVALID_MAX_NORMAL_SEARCH", `max_normal_search must be an integer of 0 or more, got ${maxNormal}`, {
       max_normal_search: maxNormal,
     });
   if (bulk.length === 0) fail("INVALID_STRUCTURE", "A slab needs a structure with at least one site");
@@ -533,10 +576,9 @@ export const generateSlabs = (bulk: Structure, opts: SlabOptions): Cell[] => {
   const primitive = opts.primitive ?? true;
   const zs: number[] = [];
   for (let i = 0; i < oc.ouc.species.length; i++) zs.push(oc.ouc.frac[3 * i + 2] as number);
-  const generated: Generated[] = terminationShifts(zs, oc.projHeight).map((shift) => ({
-    cell: buildSlab(oc, shift, nLayersSlab, nLayersVac, center, primitive),
-  }));
-  const cells = generated.map((g) => g.cell);
+  const cells = terminationShifts(zs, oc.projHeight).map((shift) =>
+    buildSlab(oc, shift, nLayersSlab, nLayersVac, center, primitive),
+  );
   let finals = groupCells(cells).map((g) => cells[g[0] as number] as Cell);
   if (opts.symmetrize) {
     const sym = finals.flatMap((c) => symmetrizedSlabs(c, bulk.length));

@@ -304,13 +304,18 @@ def build(calc_id: str, engine: str, params: dict[str, Any], meta=None) -> Prepa
                 return CHGNet.from_file(path)
             return CHGNet.load(model_name=name, verbose=False)
 
+        def load_calc():
+            from chgnet.model.dynamics import CHGNetCalculator
+
+            return CHGNetCalculator(model=load(), use_device=device)
+
         try:
-            model = _cached(("chgnet", path or name, device), load)
+            # the calculator (and its model) is kept: reset() drops results of the last structure
+            calc = _cached(("chgnet", path or name, device), load_calc)
         except Exception as exc:  # a bad file or model name is the caller's problem, not a crash
             raise WorkerError("CALCULATOR_UNAVAILABLE", f"could not load CHGNet model: {exc}") from exc
-        from chgnet.model.dynamics import CHGNetCalculator
-
-        return Prepared(CHGNetCalculator(model=model, use_device=device), engine, None)
+        calc.reset()
+        return Prepared(calc, engine, None)
     if calc_id == "mace":
         device = _device(params)
         path = params.get("model_path") or os.environ["ATOMSTUDIO_MACE_MODEL"]
@@ -334,20 +339,20 @@ def build(calc_id: str, engine: str, params: dict[str, Any], meta=None) -> Prepa
 
         def load():
             import matgl
+            from matgl.ext.ase import PESCalculator
 
             pot = matgl.load_model(path)
             if device != "cpu":
                 pot = pot.to(device)
-            return pot
+            return PESCalculator(pot, stress_unit="eV/A3")
 
         try:
-            pot = _cached(("m3gnet", os.path.abspath(path), device), load)
+            calc = _cached(("m3gnet", os.path.abspath(path), device), load)
         except Exception as exc:
             raise WorkerError("CALCULATOR_UNAVAILABLE", f"could not load M3GNet model {path}: {exc}") from exc
-        from matgl.ext.ase import PESCalculator
-
-        elements = list(getattr(pot.model, "element_types", None) or []) or None
-        return Prepared(PESCalculator(pot, stress_unit="eV/A3"), engine, elements)
+        calc.reset()
+        elements = list(getattr(calc.potential.model, "element_types", None) or []) or None
+        return Prepared(calc, engine, elements)
     raise WorkerError("UNKNOWN_CALCULATOR", f"unknown calculator {calc_id!r}")
 
 

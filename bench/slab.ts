@@ -4,7 +4,7 @@
  *
  *   node --import tsx bench/slab.ts [--repeats N]
  *
- * Times are the best of N runs for pymatgen (default 1) and of max(5, N) for the core after three
+ * Times are the best of N runs for pymatgen (default 1) and of max(5, N) for the core after ten
  * warm-ups, as CPU time (user + system) of
  * each process, which stays meaningful on a shared, loaded machine; wall-clock times are printed
  * beside them. The ratio is pymatgen / core CPU time.
@@ -102,7 +102,7 @@ const repeatsArg = process.argv.indexOf("--repeats");
 const repeats = repeatsArg > 0 ? Number(process.argv[repeatsArg + 1]) : 1;
 const coreRepeats = Math.max(5, repeats);
 // The JIT settles after a few runs (process CPU time also counts compiler and GC threads).
-const WARMUP = 3;
+const WARMUP = 10;
 const oracle = new URL("../packages/core/test/oracle/slab_bench.py", import.meta.url).pathname;
 
 await initSymmetry();

@@ -93,7 +93,7 @@ describe.skipIf(!hasChromium)("studio in headless Chromium", () => {
     browser = await launchBrowser();
     decoder = await (await browser.newContext()).newPage();
     page = await openStudio(browser, svc.url);
-  });
+  }, 300_000);
 
   afterAll(async () => {
     await browser?.close();
@@ -283,6 +283,56 @@ describe.skipIf(!hasChromium)("studio in headless Chromium", () => {
     await page.click("#btn-redo");
     info = await (await fetch(`${svc.url}/api/view/structure-info`)).json();
     expect(info.n_atoms).toBe(16);
+    // A (111) slab of the bulk, three layers, 10 Angstrom of vacuum.
+    await page.click("#btn-undo");
+    for (const [id, v] of [
+      ["#slab-h", "1"],
+      ["#slab-k", "1"],
+      ["#slab-l", "1"],
+      ["#slab-thickness", "3"],
+      ["#slab-vacuum", "10"],
+    ] as const)
+      await page.fill(id, v);
+    await page.click("#btn-slab");
+    info = await (await fetch(`${svc.url}/api/view/structure-info`)).json();
+    expect(info.has_lattice).toBe(true);
+    expect(info.n_atoms).toBeGreaterThan(0);
+    expect(info.n_atoms).not.toBe(8);
+    await page.click("#btn-undo");
+  });
+
+  it("opens files (picker), examples, and exports what is loaded", async () => {
+    const poscar = [
+      "Si2",
+      "1.0",
+      "0 2.715 2.715",
+      "2.715 0 2.715",
+      "2.715 2.715 0",
+      "Si",
+      "2",
+      "Direct",
+      "0 0 0",
+      "0.25 0.25 0.25",
+      "",
+    ].join("\n");
+    await page.setInputFiles("#file-input", { name: "POSCAR", mimeType: "text/plain", buffer: Buffer.from(poscar) });
+    await page.waitForFunction(() => window.atomstudio?.getStructure()?.sites.length === 2);
+    const info = await (await fetch(`${svc.url}/api/view/structure-info`)).json();
+    expect(info).toMatchObject({ formula: "Si2", n_atoms: 2, symmetry: { space_group_number: 227 } });
+
+    await page.selectOption("#examples", "tio2");
+    await page.waitForFunction(() => window.atomstudio?.getStructure()?.sites.length === 6);
+
+    await page.selectOption("#export-format", "cif");
+    const [download] = await Promise.all([page.waitForEvent("download"), page.click("#btn-export")]);
+    expect(download.suggestedFilename()).toMatch(/\.cif$/);
+    const text = await (await download.createReadStream()).toArray();
+    const cif = Buffer.concat(text as Buffer[]).toString();
+    expect(cif).toContain("_cell_length_a");
+    // The exported file opens again to the same structure.
+    await page.evaluate((t) => window.atomstudio?.openFile(t, "again.cif"), cif);
+    const again = await (await fetch(`${svc.url}/api/view/structure-info`)).json();
+    expect(again).toMatchObject({ reduced_formula: "TiO2", n_atoms: 6, symmetry: { space_group_number: 136 } });
   });
 
   it("fails at once with 503 NO_VIEWER when the studio goes away mid-request", async () => {
@@ -330,7 +380,7 @@ describe.skipIf(!hasChromium)("studio with a service token", () => {
     await ensureStudioBuilt();
     svc = await startService({ token: "tok-123" });
     browser = await launchBrowser();
-  });
+  }, 300_000);
   afterAll(async () => {
     await browser?.close();
     await svc?.close();

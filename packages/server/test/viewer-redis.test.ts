@@ -145,6 +145,6 @@ describe.skipIf(!hasRedis)("viewer relay through Redis", () => {
         await browser.close();
       }
     },
-    180_000,
+    300_000,
   );
 });

@@ -3,7 +3,7 @@
  * TypeScript and DOM (see README.md for why no framework).
  */
 import * as core from "atomstudio-core";
-import { addAtom, deleteAtoms, fromDict, merge, moveAtoms, replaceAtom, type Structure, supercell } from "atomstudio-core";
+import { addAtom, deleteAtoms, fromDict, merge, moveAtoms, replaceAtom, type Structure, slab, supercell } from "atomstudio-core";
 import { setStudioApi } from "./api.ts";
 import { ensureToken } from "./auth.ts";
 import { EXAMPLES, exampleById } from "./examples.ts";
@@ -232,23 +232,19 @@ $("btn-merge").onclick = () => {
   if (ex) edit("Merge", (s) => merge(s, fromDict(ex.dict), vec("merge"), $<HTMLSelectElement>("merge-mode").value));
 };
 
-// Slab: shown when the core has it (ops/slab.ts).
-type SlabFn = (s: Structure, o: { miller: number[]; thickness: number; vacuum?: number }) => { structure: Structure };
-const slabFn = (core as unknown as { slab?: SlabFn }).slab;
-if (typeof slabFn === "function") {
-  $("slab-row").hidden = false;
-  $("btn-slab").onclick = () =>
-    edit(
-      "Slab",
-      (s) =>
-        slabFn(s, {
-          miller: [num("slab-h"), num("slab-k"), num("slab-l")],
-          thickness: num("slab-thickness"),
-          vacuum: num("slab-vacuum"),
-        }).structure,
-      { keepView: false },
-    );
-}
+// Slab (the core's SlabGenerator semantics): thickness with no fractional part = layers, else Angstrom.
+$("slab-row").hidden = false;
+$("btn-slab").onclick = () =>
+  edit(
+    "Slab",
+    (s) =>
+      slab(s, {
+        miller: [num("slab-h"), num("slab-k"), num("slab-l")],
+        thickness: num("slab-thickness"),
+        vacuum: num("slab-vacuum"),
+      }).structure,
+    { keepView: false },
+  );
 
 // ---- view tools (the same registry the assistant calls) -----------------------------------------
 const LABELS: Record<string, string> = {

@@ -81,7 +81,9 @@ export class MolViewer {
 
   constructor(container: HTMLElement) {
     this.container = container;
-    this.viewer = createViewer(container, { backgroundColor: this.options.background, antialias: true } as never);
+    // WebGL antialiasing without 3Dmol's 2x supersampling ("upscale"): a quarter of the pixels,
+    // which is what keeps software renderers (headless, remote desktops) usable on large cells.
+    this.viewer = createViewer(container, { backgroundColor: this.options.background, antialias: true, upscale: false } as never);
     // Follow the container's size (layout changes, panels opening), not only window resizes.
     if (typeof ResizeObserver !== "undefined") new ResizeObserver(() => this.resize()).observe(container);
   }
@@ -140,7 +142,9 @@ export class MolViewer {
   }
 
   setSelection(sites: Iterable<number>): void {
-    this.selection = new Set(sites);
+    const next = new Set(sites);
+    if (next.size === this.selection.size && [...next].every((i) => this.selection.has(i))) return;
+    this.selection = next;
     this.#style();
     if (this.options.showLabels) this.#decorate();
     this.viewer.render();
@@ -261,8 +265,8 @@ export class MolViewer {
   /** Render at exactly width x height pixels in the format asked, then restore the live view. */
   capture(o: CaptureOptions): CaptureResult {
     const v = this.viewer;
-    // 3Dmol renders antialiased views at twice the CSS size (its "upscale"): ask for the size that
-    // gives exactly width x height device pixels, so the image is rendered at the size asked.
+    // Ask for the CSS size that gives exactly width x height canvas pixels at the renderer's pixel
+    // ratio (the screen's, or 2 where 3Dmol upscales), so the image is rendered at the size asked.
     const dpr = (v.getRenderer() as { devicePixelRatio?: number }).devicePixelRatio || window.devicePixelRatio || 1;
     const saved = v.getView();
     const transparent = !!o.transparent && o.format !== "jpeg";

@@ -16,6 +16,8 @@ interface SymCase {
   number: number;
   crystal_system: string;
   point_group: string;
+  conventional: { n_sites: number; volume: number; formula: string };
+  primitive: { n_sites: number; volume: number; formula: string };
 }
 
 const ORACLE = new URL("./oracle/symmetry_oracle.py", import.meta.url).pathname;
@@ -47,20 +49,30 @@ describe("symmetry conformance with pymatgen's SpacegroupAnalyzer", () => {
     expect(mismatches).toEqual([]);
   });
 
-  it("standard cells keep the space group and scale the atom count with the cell volume", () => {
+  it("standard cells have pymatgen's atom count, volume and formula and keep the space group", () => {
+    // Same cells as pymatgen's get_conventional/primitive_standard_structure up to the choice
+    // of axes and orientation (pymatgen reorders and rotates axes per crystal system).
+    const bad: string[] = [];
     for (const c of cases.filter((c) => !c.name.includes("~"))) {
       const s = fromDict(c.structure);
-      const conv = conventionalStandardStructure(s);
-      const prim = primitiveStandardStructure(s);
-      expect(conv && prim).toBeTruthy();
-      if (!conv || !prim || !s.lattice || !conv.lattice || !prim.lattice) continue;
-      expect(symmetryInfo(conv)?.space_group_number, c.name).toBe(c.number);
-      expect(symmetryInfo(prim)?.space_group_number, c.name).toBe(c.number);
-      const perAtom = s.lattice.volume / s.length;
-      expect(conv.lattice.volume / conv.length).toBeCloseTo(perAtom, 6);
-      expect(prim.lattice.volume / prim.length).toBeCloseTo(perAtom, 6);
-      expect(prim.length).toBeLessThanOrEqual(s.length);
+      for (const [kind, got, want] of [
+        ["conventional", conventionalStandardStructure(s), c.conventional],
+        ["primitive", primitiveStandardStructure(s), c.primitive],
+      ] as const) {
+        if (!got?.lattice) {
+          bad.push(`${c.name} ${kind}: none`);
+          continue;
+        }
+        const ok =
+          got.length === want.n_sites &&
+          Math.abs(got.lattice.volume - want.volume) <= 1e-6 * want.volume &&
+          structureInfo(got).formula === want.formula &&
+          symmetryInfo(got)?.space_group_number === c.number;
+        if (!ok)
+          bad.push(`${c.name} ${kind}: ${got.length} sites, volume ${got.lattice.volume} vs ${want.n_sites}, ${want.volume}`);
+      }
     }
+    expect(bad).toEqual([]);
   });
 });
 

@@ -2,7 +2,8 @@
 the bulk set and randomly perturbed copies (displacements far below symprec).
 
 stdin: {"testdata": dir, "seed": int, "n_perturbed": int, "amplitude": float}
-stdout: [{"name", "structure", "symbol", "number", "crystal_system", "point_group"}]
+stdout: [{"name", "structure", "symbol", "number", "crystal_system", "point_group",
+"conventional" and "primitive": {n_sites, volume, formula} of the standard structures}]
 """
 
 import glob
@@ -53,8 +54,12 @@ cases = []
 
 def add(name, st):
     sga = SpacegroupAnalyzer(st, symprec=0.01, angle_tolerance=5)
+    conv = sga.get_conventional_standard_structure()
+    prim = sga.get_primitive_standard_structure()
     cases.append(
         {
+            "conventional": {"n_sites": len(conv), "volume": conv.volume, "formula": conv.composition.formula},
+            "primitive": {"n_sites": len(prim), "volume": prim.volume, "formula": prim.composition.formula},
             "name": name,
             "structure": st.as_dict(),
             "symbol": sga.get_space_group_symbol(),

@@ -72,7 +72,13 @@ export const buildStudio = (opts: { ifStale?: boolean } = {}): Promise<void> => 
     try {
       if (opts.ifStale && !studioIsStale()) return;
       const vite = await import("vite");
-      await vite.build({ root: studioPackageDir(), logLevel: "warn", configFile: join(studioPackageDir(), "vite.config.ts") });
+      await vite.build({
+        root: studioPackageDir(),
+        logLevel: "warn",
+        configFile: join(studioPackageDir(), "vite.config.ts"),
+        // Into the folder the service serves (ATOMSTUDIO_STUDIO_DIST may point elsewhere).
+        build: { outDir: studioDistDir(), emptyOutDir: true },
+      });
     } finally {
       rmSync(lock, { recursive: true, force: true });
     }

@@ -35,7 +35,10 @@ export const viewerPlugin =
     const hub = new ViewerHub(timeoutMs);
     const redisUrl = opts.redisUrl === null ? undefined : (opts.redisUrl ?? ctx.config.redisUrl);
     const bridge = redisUrl ? new RedisBridge(redisUrl, hub, app.log) : undefined;
-    if (bridge) await bridge.start();
+    if (bridge)
+      await bridge.start().catch((e: Error) => {
+        throw new Error(`Viewer relay: cannot reach Redis at ATOMSTUDIO_REDIS_URL (${e.message})`);
+      });
 
     const relay: ViewerRelay = {
       timeoutMs,

@@ -202,7 +202,6 @@ def test_malformed_lines_and_unknown_method(worker):
 
 @pytest.mark.parametrize("params,code", [
     ({"calculator": "lj"}, "UNKNOWN_CALCULATOR"),
-    ({"calculator": "gfn0"}, "CALCULATOR_UNAVAILABLE"),
     ({"calculator": "uff"}, "CALCULATOR_UNAVAILABLE"),
     ({"calculator": "emt", "structure": "fe"}, "UNSUPPORTED_ELEMENTS"),
     ({"calculator": "emt", "structure": "li"}, "UNSUPPORTED_ELEMENTS"),

@@ -153,10 +153,54 @@ def test_xtb_engine_energy_equals_xtb_program(worker, calc_id, flags):
     assert len(reply["result"]["forces"]) == 3
 
 
-def test_gfn0_is_listed_unavailable_with_reason(worker):
-    reply = worker.call("calculators")
-    gfn0 = next(c for c in reply["result"]["calculators"] if c["id"] == "gfn0")
+def gfn0_ready() -> bool:
+    from atomstudio_worker.gfn0 import param_dir
+
+    return module_available("xtb") and param_dir() is not None
+
+
+@pytest.mark.skipif(not gfn0_ready(), reason="xtb Python API or param_gfn0-xtb.txt missing")
+def test_gfn0_energy_equals_xtb_api(worker):
+    from atomstudio_worker.gfn0 import param_dir
+    from ase.units import Bohr
+    from xtb.interface import Calculator, Param
+    from xtb.libxtb import VERBOSITY_MUTED
+
+    atoms = water()
+    reply = worker.call("energy", {"structure": to_pmg(atoms), "calculator": "gfn0"})
+    assert reply["ok"], reply
+    os.environ.setdefault("XTBPATH", param_dir())
+    calc = Calculator(Param.GFN0xTB, atoms.numbers, atoms.positions / Bohr)
+    calc.set_verbosity(VERBOSITY_MUTED)
+    res = calc.singlepoint()
+    assert abs(reply["result"]["energy"] - res.get_energy() * Hartree) < 1e-6
+    forces = -res.get_gradient() * Hartree / Bohr
+    assert np.abs(np.array(reply["result"]["forces"]) - forces).max() < 1e-6
+    # and the forces are the energy's derivative: central differences through the worker
+    h = 1e-4
+    es = []
+    for sign in (1, -1):
+        moved = atoms.copy()
+        moved.positions[1, 1] += sign * h
+        es.append(worker.call("energy", {"structure": to_pmg(moved), "calculator": "gfn0"})["result"]["energy"])
+    assert abs(-(es[0] - es[1]) / (2 * h) - reply["result"]["forces"][1][1]) < 1e-4
+    # GFN0 optimizes a molecule (no SCF, so it is the cheapest tight-binding pre-optimizer)
+    opt = worker.call("optimize", {"structure": to_pmg(atoms), "calculator": "gfn0", "fmax": 0.01})
+    assert opt["ok"] and opt["result"]["converged"] and opt["result"]["energy"] <= opt["result"]["initial_energy"]
+
+
+def test_gfn0_periodic_is_refused(worker):
+    from ase.build import bulk
+
+    reply = worker.call("energy", {"structure": to_pmg(bulk("Si")), "calculator": "gfn0"})
+    assert reply["ok"] is False
+    assert reply["error"]["code"] in ("UNSUPPORTED_ELEMENTS", "CALCULATOR_UNAVAILABLE")
+
+
+def test_gfn0_without_xtb_api_is_unavailable_with_reason(fresh_worker):
+    w = fresh_worker({"ATOMSTUDIO_WORKER_HIDE_MODULES": "xtb"})
+    gfn0 = next(c for c in w.call("calculators")["result"]["calculators"] if c["id"] == "gfn0")
     assert gfn0["available"] is False
-    assert "generate_wsc" in gfn0["status_message"] and "tblite" in gfn0["status_message"]
-    reply = worker.call("energy", {"structure": to_pmg(water()), "calculator": "gfn0"})
+    assert "pip install xtb" in gfn0["status_message"] and "generate_wsc" in gfn0["status_message"]
+    reply = w.call("energy", {"structure": to_pmg(water()), "calculator": "gfn0"})
     assert reply["error"]["code"] == "CALCULATOR_UNAVAILABLE"

@@ -30,12 +30,9 @@ Z86 = chemical_symbols[1:87]
 # CHGNet 0.3.0 was trained on the Materials Project trajectory set: Z = 1..94
 Z94 = chemical_symbols[1:95]
 
-GFN0_REASON = (
-    "no working GFN0-xTB engine here: tblite and dxtb implement GFN1/GFN2 only, and Debian's xtb "
-    "6.5.1 (`xtb --gfn 0`, with XTBPATH=/usr/share/xtb for param_gfn0-xtb.txt) aborts on molecules "
-    "in generate_wsc.f90 (allocation of ~1.8e19 bytes); its periodic GFN0 path runs but the energy "
-    "of one water molecule changes by 0.15 Hartree between a 30 and a 40 Bohr box, so it is not "
-    "offered. Use gfn1, gfn2 or gfnff instead."
+GFN0_WHY_NOT_OTHERS = (
+    "tblite and dxtb implement GFN1/GFN2 only, and Debian's xtb program 6.5.1 aborts on `--gfn 0` "
+    "for molecules in generate_wsc.f90"
 )
 UFF_REASON = "runs in the browser (WebAssembly) in the web studio, not in the Python worker"
 # Molecules given to models that need a cell (CHGNet, M3GNet) are put in a box whose images are
@@ -79,7 +76,8 @@ SPECS: dict[str, CalcSpec] = {
         CalcSpec("emt", "EMT (effective medium theory)", "empirical potential for metals", True, EMT_ELEMENTS),
         CalcSpec("gfn2", "GFN2-xTB", "tight binding", True, Z86),
         CalcSpec("gfn1", "GFN1-xTB", "tight binding", True, Z86),
-        CalcSpec("gfn0", "GFN0-xTB", "tight binding", True, Z86),
+        # molecules only: xtb's periodic GFN0 path was not verified here
+        CalcSpec("gfn0", "GFN0-xTB", "tight binding", False, Z86),
         CalcSpec("gfnff", "GFN-FF", "force field", True, Z86),
         CalcSpec("mace", "MACE", "machine-learned potential (equivariant neural network)", True, None,
                  model_env="ATOMSTUDIO_MACE_MODEL"),
@@ -119,7 +117,16 @@ def _engine(calc_id: str, params: dict[str, Any] | None = None) -> tuple[str | N
             return None, f"unknown engine {wanted!r} for gfnff (gfnff or xtb)"
         return None, f"gfnff is not installed: {pip_command('gfnff')} (or apt-get install xtb)"
     if calc_id == "gfn0":
-        return None, GFN0_REASON
+        from .gfn0 import PARAM_FILE, param_dir
+
+        if not module_present("xtb"):
+            return None, (f"needs the xtb Python API: {pip_command('xtb')} (bundles libxtb 6.5.1), plus "
+                          f"{PARAM_FILE} (apt-get install xtb puts it in /usr/share/xtb, or set XTBPATH); "
+                          f"{GFN0_WHY_NOT_OTHERS}")
+        if param_dir() is None:
+            return None, (f"xtb Python API installed, but {PARAM_FILE} was not found in XTBPATH or "
+                          "/usr/share/xtb: apt-get install xtb, or set XTBPATH to a folder holding it")
+        return "xtb-python", "xtb Python API (libxtb 6.5.1), molecules only"
     if calc_id == "uff":
         return None, UFF_REASON
     if calc_id == "chgnet":
@@ -288,6 +295,14 @@ def build(calc_id: str, engine: str, params: dict[str, Any], meta=None) -> Prepa
         if params.get("electronic_temperature") is not None:
             kw["electronic_temperature"] = float(params["electronic_temperature"])
         return Prepared(TBLite(**kw), engine, None)
+    if calc_id == "gfn0":
+        from .gfn0 import GFN0
+
+        kw0: dict[str, Any] = {"charge": charge, "uhf": (mult - 1) if mult else 0}
+        for key in ("accuracy", "electronic_temperature"):
+            if params.get(key) is not None:
+                kw0[key] = float(params[key])
+        return Prepared(GFN0(**kw0), engine, None)
     if calc_id == "gfnff":
         from gfnff import GFNFF
 

@@ -7,6 +7,7 @@ import { addAtom, deleteAtoms, fromDict, merge, moveAtoms, replaceAtom, type Str
 import { setStudioApi } from "./api.ts";
 import { ensureToken } from "./auth.ts";
 import { EXAMPLES, exampleById } from "./examples.ts";
+import { mountOptimizePanel } from "./optimize/panel.ts";
 import { Studio } from "./studio.ts";
 import { viewerToolDefinitions, viewerTools } from "./viewer/tools.ts";
 
@@ -311,6 +312,8 @@ window.atomstudio = studio.api;
 // For browser tests and debugging only: the studio object itself (viewer, scene, store).
 (window as unknown as { __atomstudio: Studio }).__atomstudio = studio;
 setStudioApi(studio.api);
+
+mountOptimizePanel($("optimize-panel"), studio);
 
 // The assistant panel, when that module exists: src/assistant/index.ts exporting mountAssistant(el, api).
 const assistant = import.meta.glob<{ mountAssistant?: (el: HTMLElement, api: typeof studio.api) => void }>(

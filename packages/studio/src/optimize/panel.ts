@@ -1,0 +1,226 @@
+/**
+ * The optimization panel: calculator and optimizer pickers from GET /api/optimize/calculators,
+ * frozen atoms from the selection, a live energy and fmax chart, the structure updating at each
+ * step over the optimization WebSocket, cancel, and force arrows at the end. Undo after a run
+ * returns to the structure before it (intermediate steps are not recorded).
+ */
+import { fromDict } from "atomstudio-core";
+import { storedToken } from "../auth.ts";
+import type { Studio } from "../studio.ts";
+import "./optimize.css";
+
+interface CalculatorInfo {
+  id: string;
+  name: string;
+  available: boolean;
+  status_message: string | null;
+}
+interface OptimizerInfo {
+  id: string;
+  available: boolean;
+  status_message?: string | null;
+}
+interface StepMsg {
+  type: "step";
+  step: number;
+  energy: number;
+  fmax: number;
+  structure: unknown;
+  converged: boolean;
+}
+
+const authHeaders = (): Record<string, string> => {
+  const t = storedToken();
+  return t ? { authorization: `Bearer ${t}` } : {};
+};
+
+const h = <K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs: Record<string, string> = {},
+  text = "",
+): HTMLElementTagNameMap[K] => {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
+  if (text) el.textContent = text;
+  return el;
+};
+
+/** A two-series line chart on a canvas: energy (left axis) and fmax (right axis, log). */
+const drawChart = (canvas: HTMLCanvasElement, energy: number[], fmax: number[], threshold: number): void => {
+  const ctx = canvas.getContext("2d");
+  if (!ctx) return;
+  const { width: w, height: ht } = canvas;
+  ctx.clearRect(0, 0, w, ht);
+  ctx.fillStyle = "#fff";
+  ctx.fillRect(0, 0, w, ht);
+  if (energy.length === 0) return;
+  const pad = 6;
+  const x = (i: number) => pad + ((w - 2 * pad) * i) / Math.max(1, energy.length - 1);
+  const series = (values: number[], color: string, transform: (v: number) => number) => {
+    const t = values.map(transform);
+    const lo = Math.min(...t);
+    const hi = Math.max(...t);
+    const y = (v: number) => ht - pad - ((ht - 2 * pad) * (v - lo)) / (hi - lo || 1);
+    ctx.strokeStyle = color;
+    ctx.lineWidth = 2;
+    ctx.beginPath();
+    for (const [i, v] of t.entries()) {
+      if (i) ctx.lineTo(x(i), y(v));
+      else ctx.moveTo(x(i), y(v));
+    }
+    ctx.stroke();
+    return y;
+  };
+  series(energy, "#1f6feb", (v) => v);
+  const yf = series(fmax, "#d1242f", (v) => Math.log10(Math.max(v, 1e-12)));
+  const yt = yf(Math.log10(threshold));
+  if (yt >= 0 && yt <= ht) {
+    ctx.strokeStyle = "#d1242f55";
+    ctx.setLineDash([4, 4]);
+    ctx.beginPath();
+    ctx.moveTo(0, yt);
+    ctx.lineTo(w, yt);
+    ctx.stroke();
+    ctx.setLineDash([]);
+  }
+};
+
+export const mountOptimizePanel = (el: HTMLElement, studio: Studio): void => {
+  el.classList.add("optimize-panel");
+  const calc = h("select", { id: "opt-calculator", title: "calculator" });
+  const optimizer = h("select", { id: "opt-optimizer", title: "optimizer" });
+  const fmax = h("input", { id: "opt-fmax", type: "number", value: "0.05", step: "0.01", min: "0.0001", title: "fmax, eV/Å" });
+  const steps = h("input", { id: "opt-steps", type: "number", value: "200", min: "1", title: "max steps" });
+  const cell = h("input", { id: "opt-cell", type: "checkbox" });
+  const freeze = h("input", { id: "opt-freeze", type: "checkbox" });
+  const run = h("button", { id: "opt-run", type: "button" }, "Relax");
+  const cancel = h("button", { id: "opt-cancel", type: "button", disabled: "" }, "Cancel");
+  const chart = h("canvas", { id: "opt-chart", width: "260", height: "90" });
+  const info = h("div", { id: "opt-status", class: "opt-status" }, "Loading calculators…");
+  const row = (...kids: Node[]) => {
+    const d = h("div", { class: "row" });
+    d.append(...kids);
+    return d;
+  };
+  const label = (text: string, input: HTMLElement) => {
+    const l = h("label", {}, text);
+    l.append(input);
+    return l;
+  };
+  const legend = h("div", { class: "legend" });
+  legend.append(
+    h("span", { class: "e" }, "energy"),
+    " and ",
+    h("span", { class: "f" }, "fmax (log)"),
+    " per step; dashed: fmax target",
+  );
+  el.append(
+    h("h3", {}, "Optimize"),
+    label("Calculator", calc),
+    label("Optimizer", optimizer),
+    row(label("fmax ", fmax), label("max steps ", steps)),
+    row(label("relax cell ", cell), label("freeze selected ", freeze)),
+    row(run, cancel),
+    chart,
+    legend,
+    info,
+  );
+
+  const say = (text: string, error = false) => {
+    info.textContent = text;
+    info.classList.toggle("error", error);
+  };
+
+  void fetch("/api/optimize/calculators", { headers: authHeaders() })
+    .then((r) => r.json() as Promise<{ calculators: CalculatorInfo[]; optimizers: OptimizerInfo[] }>)
+    .then(({ calculators, optimizers }) => {
+      for (const c of calculators) {
+        const o = h(
+          "option",
+          { value: c.id, ...(c.available ? {} : { disabled: "", title: c.status_message ?? "" }) },
+          c.available ? c.name : `${c.name} (unavailable)`,
+        );
+        calc.append(o);
+      }
+      const firstAvailable = calculators.find((c) => c.available);
+      if (firstAvailable) calc.value = firstAvailable.id;
+      for (const o of optimizers)
+        optimizer.append(
+          h("option", { value: o.id, ...(o.available ? {} : { disabled: "", title: o.status_message ?? "" }) }, o.id),
+        );
+      optimizer.value = "bfgs";
+      say(firstAvailable ? "Ready" : "No calculator is available on this service", !firstAvailable);
+    })
+    .catch((e: Error) => say(`Could not list calculators: ${e.message}`, true));
+
+  let socket: WebSocket | null = null;
+  const setRunning = (on: boolean) => {
+    run.disabled = on;
+    cancel.disabled = !on;
+    el.dataset.running = on ? "true" : "false";
+  };
+
+  run.onclick = () => {
+    const start = studio.api.getStructure();
+    if (!start) return say("No structure loaded", true);
+    const energies: number[] = [];
+    const fmaxes: number[] = [];
+    const threshold = Number(fmax.value);
+    let recorded = false;
+    const show = (dict: unknown) => {
+      // The first step records the pre-run structure for undo; later ones only redraw.
+      studio.store.set(fromDict(dict), { record: !recorded, keepView: true });
+      recorded = true;
+    };
+    const token = storedToken();
+    socket = new WebSocket(
+      `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/api/optimize/ws${token ? `?token=${encodeURIComponent(token)}` : ""}`,
+    );
+    setRunning(true);
+    el.dataset.result = "";
+    say("Starting…");
+    socket.onopen = () =>
+      socket?.send(
+        JSON.stringify({
+          action: "start",
+          structure: start,
+          calculator: calc.value,
+          optimizer: optimizer.value,
+          fmax: threshold,
+          max_steps: Number(steps.value),
+          optimize_cell: cell.checked,
+          frozen_atoms: freeze.checked ? studio.api.getSelection().selected_indices : [],
+        }),
+      );
+    socket.onmessage = (ev) => {
+      const m = JSON.parse(String(ev.data)) as { type: string; [k: string]: unknown };
+      if (m.type === "queued") say(`Waiting for a calculator worker (position ${m.position})`);
+      else if (m.type === "step") {
+        const s = m as unknown as StepMsg;
+        energies.push(s.energy);
+        fmaxes.push(s.fmax);
+        drawChart(chart, energies, fmaxes, threshold);
+        show(s.structure);
+        el.dataset.steps = String(energies.length);
+        say(`step ${s.step}: E = ${s.energy.toFixed(5)} eV, fmax = ${s.fmax.toExponential(2)} eV/Å`);
+      } else if (m.type === "result" || m.type === "cancelled") {
+        if (m.structure) show(m.structure);
+        el.dataset.result = m.type === "result" ? (m.converged ? "converged" : "not-converged") : "cancelled";
+        say(
+          m.type === "cancelled"
+            ? "Cancelled"
+            : `${m.converged ? "Converged" : "Not converged"} after ${m.steps} steps: E = ${(m.energy as number).toFixed(5)} eV, fmax = ${(m.fmax as number).toExponential(2)} eV/Å`,
+        );
+        if (m.type === "result") void studio.api.viewerTools.toggle_force_vectors?.({ visible: true });
+        socket?.close();
+      } else if (m.type === "error") {
+        el.dataset.result = "error";
+        say(`${m.code}: ${m.error}`, true);
+        socket?.close();
+      }
+    };
+    socket.onclose = () => setRunning(false);
+    socket.onerror = () => say("Connection to the service lost", true);
+  };
+  cancel.onclick = () => socket?.send(JSON.stringify({ action: "cancel" }));
+};

@@ -186,8 +186,8 @@ class Server:
         self.queue.put((_SHUTDOWN, rid))
 
     def hello(self) -> dict[str, Any]:
-        import ase
-        import numpy
+        # versions from package metadata: hello answers before ASE/numpy are imported
+        from importlib.metadata import version
 
         cur = self.current
         return {
@@ -196,8 +196,8 @@ class Server:
             "version": __version__,
             "pid": os.getpid(),
             "python": platform.python_version(),
-            "ase": ase.__version__,
-            "numpy": numpy.__version__,
+            "ase": version("ase"),
+            "numpy": version("numpy"),
             "busy": cur.id if cur is not None else None,
             "packages": _package_versions(),
         }

@@ -10,6 +10,9 @@ import type { Plugin } from "../plugins.ts";
 import { ViewerHub, type ViewerSocket } from "./hub.ts";
 import { RedisBridge } from "./redis.ts";
 
+/** A studio that has not answered a ping for this long is disconnected. */
+const HEARTBEAT_MS = 20_000;
+
 /** Production default of the interface: 10 seconds. */
 export const DEFAULT_VIEWER_TIMEOUT_MS = 10_000;
 
@@ -57,16 +60,47 @@ export const viewerPlugin =
       if (!(req as { ws?: boolean }).ws && req.headers.upgrade?.toLowerCase() === "websocket") req.raw.socket?.destroy();
     });
 
+    // Heartbeat: a studio whose connection died silently (sleep, network change) would otherwise
+    // stay "connected" until TCP gives up, and requests to it would wait for the timeout.
+    const alive = new WeakMap<object, boolean>();
+    const sockets = new Set<import("ws").WebSocket>();
+    const heartbeat = setInterval(() => {
+      for (const ws of sockets) {
+        if (alive.get(ws) === false) {
+          ws.terminate();
+          continue;
+        }
+        alive.set(ws, false);
+        try {
+          ws.ping();
+        } catch {
+          // closing
+        }
+      }
+    }, HEARTBEAT_MS);
+    heartbeat.unref?.();
+
     app.get("/api/view/ws", { websocket: true }, (socket, req) => {
       const q = req.query as Record<string, unknown>;
       const s = socket as unknown as ViewerSocket;
+      sockets.add(socket);
+      alive.set(socket, true);
       hub.attach(s, typeof q.client_id === "string" ? q.client_id : undefined);
-      socket.on("message", (data: Buffer) => hub.receive(s, data.toString()));
-      socket.on("close", () => hub.detach(s));
-      socket.on("error", () => hub.detach(s));
+      socket.on("pong", () => alive.set(socket, true));
+      socket.on("message", (data: Buffer) => {
+        alive.set(socket, true);
+        hub.receive(s, data.toString());
+      });
+      const gone = () => {
+        sockets.delete(socket);
+        hub.detach(s);
+      };
+      socket.on("close", gone);
+      socket.on("error", gone);
     });
 
     app.addHook("preClose", async () => {
+      clearInterval(heartbeat);
       hub.closeAll();
       await bridge?.stop();
     });

@@ -7,7 +7,7 @@
  * whose message starts with a code (`INVALID_INDEX: ...`), for the assistant's `Error: ` text.
  */
 import { isElement, type Structure } from "atomstudio-core";
-import type { ViewOptions } from "./viewer3d.ts";
+import type { ViewOptions } from "./options.ts";
 
 export interface ViewerToolDefinition {
   name: string;

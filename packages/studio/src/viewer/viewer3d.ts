@@ -5,35 +5,9 @@
 import { createViewer, type GLViewer } from "3dmol";
 import type { Structure } from "atomstudio-core";
 import { buildScene, type Scene } from "./adapter.ts";
+import { DEFAULT_VIEW, type ViewOptions } from "./options.ts";
 
-export interface ViewOptions {
-  showAtoms: boolean;
-  showBonds: boolean;
-  showCell: boolean;
-  showLabels: boolean;
-  showForces: boolean;
-  /** Sphere scale relative to 3Dmol's van der Waals radii. */
-  atomScale: number;
-  /** Fixed sphere radius in Angstrom for every atom; null: scaled van der Waals radii. */
-  atomRadius: number | null;
-  /** Stick colour; null: coloured by element. */
-  bondColor: string | null;
-  bondRadius: number;
-  background: string;
-}
-
-export const DEFAULT_VIEW: ViewOptions = {
-  showAtoms: true,
-  showBonds: true,
-  showCell: true,
-  showLabels: false,
-  showForces: false,
-  atomScale: 0.3,
-  atomRadius: null,
-  bondColor: null,
-  bondRadius: 0.12,
-  background: "#ffffff",
-};
+export { DEFAULT_VIEW, type ViewOptions };
 
 export interface CaptureOptions {
   width: number;

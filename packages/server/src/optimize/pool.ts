@@ -3,8 +3,21 @@
  * runs one job at a time; jobs beyond the pool wait in a FIFO queue and are told their position.
  * A dead worker is replaced when the next job needs its slot.
  */
+
+import { availableParallelism } from "node:os";
 import { AtomStudioError } from "atomstudio-core";
 import { WorkerProcess } from "./worker.ts";
+
+/**
+ * Threads per worker for BLAS/OpenMP/torch: the cores shared out between the pool's workers,
+ * unless the environment already says. Oversubscribed BLAS threads made BFGS steps several
+ * times slower in measurements here (each worker spinning as many threads as there are cores).
+ */
+export const workerThreadEnv = (poolSize: number, env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv => {
+  if (env.OMP_NUM_THREADS) return env;
+  const n = String(Math.max(1, Math.floor(availableParallelism() / Math.max(1, poolSize))));
+  return { ...env, OMP_NUM_THREADS: n, OPENBLAS_NUM_THREADS: n, MKL_NUM_THREADS: n };
+};
 
 export interface JobHandle<T> {
   result: Promise<T>;
@@ -32,8 +45,9 @@ export class WorkerPool {
   #make: () => WorkerProcess;
   #calculators: Promise<unknown> | undefined;
 
-  constructor(size = 1, make: () => WorkerProcess = () => new WorkerProcess()) {
+  constructor(size = 1, make?: () => WorkerProcess) {
     this.size = Math.max(1, size);
+    make ??= () => new WorkerProcess(undefined, workerThreadEnv(this.size));
     this.#workers = new Array(this.size).fill(undefined);
     this.#busy = new Array(this.size).fill(false);
     this.#make = make;

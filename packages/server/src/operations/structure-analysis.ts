@@ -13,6 +13,7 @@ import {
 import { z } from "zod";
 import { defineOperation } from "../registry/operation.ts";
 import { StructureJSON, StructureResult } from "../registry/schemas.ts";
+import { StructureInfoResult } from "./viewer.ts";
 
 const Miller = z.array(z.number().int()).length(3).describe("Miller indices h, k, l");
 
@@ -88,45 +89,6 @@ export const analysisSlabOp = defineOperation({
   summary: "Generate a slab (the same operation as POST /api/structure-build/slab)",
   mcp: undefined,
   assistant: undefined,
-});
-
-const SiteInfo = z.object({
-  index: z.number().int(),
-  element: z.string(),
-  xyz: z.array(z.number()),
-  abc: z.array(z.number()),
-  label: z.string(),
-});
-export const StructureInfoResult = z.object({
-  formula: z.string(),
-  reduced_formula: z.string(),
-  n_atoms: z.number().int(),
-  elements: z.array(z.string()),
-  element_counts: z.record(z.string(), z.number()),
-  has_lattice: z.boolean(),
-  lattice: z
-    .object({
-      a: z.number(),
-      b: z.number(),
-      c: z.number(),
-      alpha: z.number(),
-      beta: z.number(),
-      gamma: z.number(),
-      volume: z.number(),
-      matrix: z.array(z.array(z.number())),
-    })
-    .nullable(),
-  symmetry: z
-    .object({
-      space_group: z.string(),
-      space_group_number: z.number().int(),
-      crystal_system: z.string(),
-      point_group: z.string(),
-    })
-    .nullable(),
-  sites: z.array(SiteInfo),
-  density: z.number().nullable(),
-  is_molecule: z.boolean(),
 });
 
 export const infoOp = defineOperation({

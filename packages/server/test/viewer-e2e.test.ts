@@ -320,6 +320,27 @@ describe.skipIf(!hasChromium)("studio in headless Chromium", () => {
     const info = await (await fetch(`${svc.url}/api/view/structure-info`)).json();
     expect(info).toMatchObject({ formula: "Si2", n_atoms: 2, symmetry: { space_group_number: 227 } });
 
+    // Drag and drop a file onto the viewer, and paste a file's text.
+    const xyz = ["3", "water", "O 0 0 0.1173", "H 0 0.7572 -0.4692", "H 0 -0.7572 -0.4692", ""].join("\n");
+    await page.evaluate((text) => {
+      const dt = new DataTransfer();
+      dt.items.add(new File([text], "water.xyz", { type: "text/plain" }));
+      document
+        .getElementById("viewer-wrap")!
+        .dispatchEvent(new DragEvent("drop", { dataTransfer: dt, bubbles: true, cancelable: true }));
+    }, xyz);
+    await page.waitForFunction(() => window.atomstudio?.getStructure()?.sites.length === 3);
+    expect(await (await fetch(`${svc.url}/api/view/structure-info`)).json()).toMatchObject({
+      formula: "H2 O1",
+      is_molecule: true,
+    });
+    await page.evaluate((text) => {
+      const dt = new DataTransfer();
+      dt.setData("text/plain", text);
+      document.body.dispatchEvent(new ClipboardEvent("paste", { clipboardData: dt, bubbles: true, cancelable: true }));
+    }, poscar);
+    await page.waitForFunction(() => window.atomstudio?.getStructure()?.sites.length === 2);
+
     await page.selectOption("#examples", "tio2");
     await page.waitForFunction(() => window.atomstudio?.getStructure()?.sites.length === 6);
 

@@ -8,34 +8,14 @@
  *   - cold start: a fresh worker pool to the first EMT answer
  * CPU only unless ATOMSTUDIO_DEVICE=cuda is set (then CHGNet runs on the GPU in both paths).
  */
-import { runPython } from "atomstudio-testkit";
+import { fccCluster, runPython } from "atomstudio-testkit";
 import WebSocket from "ws";
 import { loadConfig } from "../packages/server/src/config.ts";
 import { buildApp } from "../packages/server/src/http/app.ts";
 import { optimizeWsPlugin } from "../packages/server/src/optimize/ws.ts";
 
 const STEPS = 40;
-const cluster = (() => {
-  const a = 3.61;
-  const sites = [];
-  let k = 0;
-  for (let i = 0; i < 5; i++)
-    for (let j = 0; j < 5; j++)
-      for (let l = 0; l < 5; l++)
-        for (const [x, y, z] of [
-          [0, 0, 0],
-          [0.5, 0.5, 0],
-          [0.5, 0, 0.5],
-          [0, 0.5, 0.5],
-        ] as const) {
-          k++;
-          sites.push({
-            species: [{ element: "Cu", occu: 1 }],
-            xyz: [(i + x) * a + 0.05 * Math.sin(k), (j + y) * a + 0.05 * Math.cos(k), (l + z) * a],
-          });
-        }
-  return { "@class": "Molecule", sites };
-})();
+const cluster = fccCluster(5, { jitter: 0.05 });
 const cell64 = (() => {
   const a = 4.2;
   const sites = [];
@@ -89,7 +69,6 @@ const first = await fetch(`${base}/api/optimize/energy`, {
 });
 await first.json();
 const coldMs = performance.now() - t0;
-console.error(`cold start done: ${coldMs.toFixed(0)} ms`);
 
 const stepTimes: number[] = await new Promise((resolve, reject) => {
   const ws = new WebSocket(`${base.replace("http", "ws")}/api/optimize/ws`);
@@ -107,7 +86,6 @@ const stepTimes: number[] = await new Promise((resolve, reject) => {
     }
   });
 });
-console.error("websocket run done");
 const serviceStepMs = (stepTimes.at(-1)! - stepTimes[0]!) / (stepTimes.length - 1);
 
 const chgnetMs: number[] = [];
@@ -129,7 +107,6 @@ for (let i = 0; i < 12; i++) {
     break;
   }
   if (i >= 2) chgnetMs.push(performance.now() - t); // first calls load the model
-  console.error(`chgnet call ${i}: ${(performance.now() - t).toFixed(0)} ms`);
 }
 chgnetMs.sort((a, b) => a - b);
 await app.close();

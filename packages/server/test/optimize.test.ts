@@ -2,7 +2,7 @@
  * Optimization through the real Python worker: listing, ASE conformance through the service,
  * frozen atoms, the WebSocket protocol, queueing, cancel, close, a killed worker, error rows.
  */
-import { runPython } from "atomstudio-testkit";
+import { fccCluster, runPython } from "atomstudio-testkit";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
@@ -14,29 +14,7 @@ import { WorkerProcess } from "../src/optimize/worker.ts";
 import { optimizeWsPlugin } from "../src/optimize/ws.ts";
 import { testConfig } from "./helpers.ts";
 
-/** A Cu cluster cut from fcc, every atom nudged: enough work to watch steps go by. */
-const cuCluster = (reps: number, jitter = 0.15) => {
-  const a = 3.61;
-  const sites: Array<{ species: Array<{ element: string; occu: number }>; xyz: number[] }> = [];
-  let k = 0;
-  for (let i = 0; i < reps; i++)
-    for (let j = 0; j < reps; j++)
-      for (let l = 0; l < reps; l++)
-        for (const [x, y, z] of [
-          [0, 0, 0],
-          [0.5, 0.5, 0],
-          [0.5, 0, 0.5],
-          [0, 0.5, 0.5],
-        ] as const) {
-          k++;
-          const d = (s: number) => jitter * Math.sin(k * s);
-          sites.push({
-            species: [{ element: "Cu", occu: 1 }],
-            xyz: [(i + x) * a + d(1.3), (j + y) * a + d(2.1), (l + z) * a + d(3.7)],
-          });
-        }
-  return { "@class": "Molecule", charge: 0, sites };
-};
+const cuCluster = (reps: number, jitter = 0.15) => fccCluster(reps, { jitter });
 
 let app: FastifyInstance;
 let ctx: ServiceContext;

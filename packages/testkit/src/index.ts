@@ -56,3 +56,4 @@ export const readTestdata = (relPath: string): string => {
 };
 
 export const testdataPath = (relPath: string): string => join(TESTDATA, relPath);
+export * from "./structures.ts";

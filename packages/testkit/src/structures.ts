@@ -1,0 +1,34 @@
+/** Structures that tests and benchmarks build (pymatgen dictionaries). */
+
+type SiteDict = { species: Array<{ element: string; occu: number }>; xyz: number[] };
+
+const FCC_BASIS = [
+  [0, 0, 0],
+  [0.5, 0.5, 0],
+  [0.5, 0, 0.5],
+  [0, 0.5, 0.5],
+] as const;
+
+/**
+ * A cluster cut from an fcc crystal (reps^3 conventional cells, 4 reps^3 atoms), every atom
+ * nudged deterministically by up to `jitter` Angstrom, so a relaxation has work to do.
+ */
+export const fccCluster = (
+  reps: number,
+  { element = "Cu", a = 3.61, jitter = 0.15 } = {},
+): { "@class": "Molecule"; sites: SiteDict[] } => {
+  const sites: SiteDict[] = [];
+  let k = 0;
+  for (let i = 0; i < reps; i++)
+    for (let j = 0; j < reps; j++)
+      for (let l = 0; l < reps; l++)
+        for (const [x, y, z] of FCC_BASIS) {
+          k++;
+          const d = (s: number) => jitter * Math.sin(k * s);
+          sites.push({
+            species: [{ element, occu: 1 }],
+            xyz: [(i + x) * a + d(1.3), (j + y) * a + d(2.1), (l + z) * a + d(3.7)],
+          });
+        }
+  return { "@class": "Molecule", sites };
+};

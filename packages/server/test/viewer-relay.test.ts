@@ -5,7 +5,7 @@
  */
 import { density, fromDict, supercell, toDict } from "atomstudio-core";
 import { afterEach, describe, expect, it } from "vitest";
-import type WebSocket from "ws";
+import WebSocket from "ws";
 import { fakeStudio, type RunningService, startService } from "../../studio/test/support.ts";
 import { SYMMETRY_MAX_ATOMS } from "../src/operations/viewer.ts";
 import { DEFAULT_VIEWER_TIMEOUT_MS } from "../src/viewer/plugin.ts";
@@ -71,6 +71,25 @@ describe("viewer relay", () => {
     expect(r.status).toBe(503);
     expect((await r.json()).code).toBe("NO_VIEWER");
     expect(Date.now() - t0).toBeLessThan(3000);
+  });
+
+  it("drops a studio that stops answering pings, so requests fail with 503 instead of waiting", async () => {
+    const s = await service({ timeoutMs: 8000, heartbeatMs: 100 });
+    // A client that never answers pings (a connection that died without closing).
+    const ws = new WebSocket(`${s.url.replace(/^http/, "ws")}/api/view/ws`, { autoPong: false });
+    closers.push(() => ws.terminate());
+    await new Promise((resolve) => ws.once("message", resolve));
+    const closed = new Promise((resolve) => ws.once("close", resolve));
+    await closed;
+    const t0 = Date.now();
+    const r = await fetch(`${s.url}/api/view/selection`);
+    expect(r.status).toBe(503);
+    expect(Date.now() - t0).toBeLessThan(2000);
+    // A live studio (the ws client answers pings by itself) stays connected.
+    const live = await fakeStudio(s.url, () => ({ ok: true, result: { selected_indices: [], selected_atoms: [] } }));
+    closers.push(live.close);
+    await new Promise((r) => setTimeout(r, 500));
+    expect((await fetch(`${s.url}/api/view/selection`)).status).toBe(200);
   });
 
   it("relays a screenshot and reports its size", async () => {

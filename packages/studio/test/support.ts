@@ -43,13 +43,18 @@ export interface RunningService {
 }
 
 export const startService = async (
-  opts: { timeoutMs?: number; redisUrl?: string; token?: string; studio?: boolean } = {},
+  opts: { timeoutMs?: number; heartbeatMs?: number; redisUrl?: string; token?: string; studio?: boolean } = {},
 ): Promise<RunningService> => {
   const over: Partial<ServiceConfig> = { host: "127.0.0.1", port: 0, logLevel: "silent" };
   if (opts.token) over.token = opts.token;
   if (opts.redisUrl) over.redisUrl = opts.redisUrl;
   const config = loadConfig(over, {});
-  const plugins = [viewerPlugin({ ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}) })];
+  const plugins = [
+    viewerPlugin({
+      ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}),
+      ...(opts.heartbeatMs ? { heartbeatMs: opts.heartbeatMs } : {}),
+    }),
+  ];
   if (opts.studio ?? true) plugins.push(studioPlugin({ autoBuild: false }));
   const { app } = await buildApp({ config, plugins });
   await app.listen({ host: "127.0.0.1", port: 0 });

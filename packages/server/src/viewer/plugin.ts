@@ -26,6 +26,8 @@ export interface ViewerRelay {
 export interface ViewerPluginOptions {
   /** Reply timeout; default 10 s (`ATOMSTUDIO_VIEWER_TIMEOUT_MS` overrides, for benches and tests). */
   timeoutMs?: number;
+  /** Ping interval; a studio that has not answered the previous ping is dropped. Default 20 s. */
+  heartbeatMs?: number;
   /** Redis URL for the cross-process relay; default: the service configuration's. */
   redisUrl?: string | null;
 }
@@ -77,7 +79,7 @@ export const viewerPlugin =
           // closing
         }
       }
-    }, HEARTBEAT_MS);
+    }, opts.heartbeatMs ?? HEARTBEAT_MS);
     heartbeat.unref?.();
 
     app.get("/api/view/ws", { websocket: true }, (socket, req) => {

@@ -14,6 +14,7 @@ import initMoyo, { analyze_cell, initSync, type MoyoDataset, space_group_type } 
 import type { Lattice, Mat3, Vec3 } from "./lattice.ts";
 import { Lattice as LatticeClass } from "./lattice.ts";
 import { type SiteSpecies, Structure } from "./structure.ts";
+import { primitiveByTranslations } from "./translations.ts";
 
 /** pymatgen's `SpacegroupAnalyzer` default distance tolerance, Angstrom. */
 export const DEFAULT_SYMPREC = 0.01;
@@ -130,17 +131,18 @@ export interface SymmetryOptions {
 export const symmetryDataset = (s: Structure, opts: SymmetryOptions = {}): MoyoDataset | null => {
   requireReady();
   if (!s.lattice || s.length === 0) return null;
-  const m = s.lattice.matrix;
-  const f = s.frac;
-  const positions: [number, number, number][] = new Array(s.length);
-  for (let i = 0; i < s.length; i++) positions[i] = [f[3 * i] as number, f[3 * i + 1] as number, f[3 * i + 2] as number];
-  const cell = {
-    lattice: { basis: [...m[0], ...m[1], ...m[2]] },
-    positions,
-    numbers: symmetryTypes(s).types,
-  };
-  return analyze_cell(JSON.stringify(cell), opts.symprec ?? DEFAULT_SYMPREC, "Spglib");
+  return analyze(s.lattice.matrix, s.frac, symmetryTypes(s).types, opts.symprec ?? DEFAULT_SYMPREC);
 };
+
+const analyze = (m: Mat3, f: Float64Array, types: readonly number[], symprec: number): MoyoDataset => {
+  const positions: [number, number, number][] = new Array(types.length);
+  for (let i = 0; i < types.length; i++) positions[i] = [f[3 * i] as number, f[3 * i + 1] as number, f[3 * i + 2] as number];
+  const cell = { lattice: { basis: [...m[0], ...m[1], ...m[2]] }, positions, numbers: types };
+  return analyze_cell(JSON.stringify(cell), symprec, "Spglib");
+};
+
+/** Above this many sites the space group is found on the primitive cell of the pure translations. */
+const REDUCE_ABOVE = 32;
 
 /** spglib's short international symbol has no spaces ("P6_3/mmc"); moyo spaces its tokens. */
 const compactSymbol = (hm: string): string => hm.replaceAll(" ", "");
@@ -158,14 +160,19 @@ const infoFromNumber = (number: number, hm: string): SymmetryInfo => ({
  * symmetry cannot be determined at this tolerance.
  */
 export const symmetryInfo = (s: Structure, opts: SymmetryOptions = {}): SymmetryInfo | null => {
-  let d: MoyoDataset | null;
+  requireReady();
+  if (!s.lattice || s.length === 0) return null;
+  const symprec = opts.symprec ?? DEFAULT_SYMPREC;
+  const { types } = symmetryTypes(s);
+  let d: MoyoDataset;
   try {
-    d = symmetryDataset(s, opts);
-  } catch (e) {
-    if (!ready) throw e;
+    // Supercells: divide out the pure translations first (fast), as moyo would do (slowly).
+    const prim = s.length > REDUCE_ABOVE ? primitiveByTranslations(s.lattice.matrix, s.frac, types, symprec) : null;
+    d = prim ? analyze(prim.matrix, prim.frac, prim.types, symprec) : analyze(s.lattice.matrix, s.frac, types, symprec);
+  } catch {
     return null;
   }
-  return d ? infoFromNumber(d.number, d.hm_symbol) : null;
+  return infoFromNumber(d.number, d.hm_symbol);
 };
 
 interface CellLike {

@@ -227,10 +227,17 @@ export const latticeDict = (l: Lattice): LatticeDict => {
  * every site, `null` where it was missing. pymatgen's own `Molecule.from_dict` fails on
  * dictionaries whose sites carry different keys, so this is also what makes our output loadable.
  */
-const uniformProperties = (props: readonly Record<string, unknown>[]): ((p: Record<string, unknown>) => Record<string, unknown>) => {
+const uniformProperties = (
+  props: readonly Record<string, unknown>[],
+): ((p: Record<string, unknown>) => Record<string, unknown>) => {
   const keys: string[] = [];
   const seen = new Set<string>();
-  for (const p of props) for (const k in p) if (!seen.has(k)) (seen.add(k), keys.push(k));
+  for (const p of props)
+    for (const k in p)
+      if (!seen.has(k)) {
+        seen.add(k);
+        keys.push(k);
+      }
   if (keys.length === 0) return (p) => p;
   return (p) => {
     let complete = true;

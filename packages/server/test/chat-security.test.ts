@@ -30,7 +30,9 @@ const call = async (path: string, body: unknown): Promise<Response> => {
   const res = await post(`${svc.url}${path}`, body);
   const text = await res.clone().text();
   const headers: string[] = [];
-  res.headers.forEach((v, k) => headers.push(`${k}: ${v}`));
+  res.headers.forEach((v, k) => {
+    headers.push(`${k}: ${v}`);
+  });
   bodies.push(text, ...headers);
   return res;
 };

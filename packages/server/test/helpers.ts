@@ -1,6 +1,6 @@
 /** Test helpers: a service instance on loopback and sample structures. */
 import type { FastifyInstance } from "fastify";
-import { type ServiceConfig, loadConfig } from "../src/config.ts";
+import { loadConfig, type ServiceConfig } from "../src/config.ts";
 import { buildApp } from "../src/http/app.ts";
 import type { Plugin } from "../src/plugins.ts";
 

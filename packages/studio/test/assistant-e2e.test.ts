@@ -84,9 +84,9 @@ describe.skipIf(!hasChromium)("assistant panel in the studio", () => {
     expect(await panel.locator(".as-stop").isVisible()).toBe(false);
     expect(await panel.locator(".as-user").textContent()).toBe("Make a 2x2x2 supercell");
     expect(await panel.locator(".as-tool summary").allTextContents()).toEqual(["⚙ make_supercell", "✓ make_supercell"]);
-    expect(await page.evaluate(() => (window.atomstudio?.getStructure() as { sites: unknown[] }).sites.length)).toBe(16);
+    expect(await page.evaluate(() => (window.atomstudio!.getStructure() as { sites: unknown[] }).sites.length)).toBe(16);
     // the edit is undoable like any other
     expect(await page.evaluate(() => window.atomstudio?.undo())).toBe(true);
-    expect(await page.evaluate(() => (window.atomstudio?.getStructure() as { sites: unknown[] }).sites.length)).toBe(2);
+    expect(await page.evaluate(() => (window.atomstudio!.getStructure() as { sites: unknown[] }).sites.length)).toBe(2);
   });
 });

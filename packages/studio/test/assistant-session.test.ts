@@ -132,13 +132,13 @@ describe("OpenAI-compatible provider with the studio's tools", () => {
     expect((api.getStructure() as { sites: unknown[] }).sites).toHaveLength(16);
     expect(log.map(([k]) => k)).toEqual(["start", "tool_use", "tool_result", "start", "text", "text", "text", "text", "done"]);
     expect(log[1]?.[1]).toEqual({ n: "make_supercell", i: { scaling: [2, 2, 2] } });
-    expect((log[2]?.[1] as { o: { ok: boolean; content: string } }).o).toMatchObject({ ok: true, changedStructure: true });
+    expect((log[2]![1] as { o: { ok: boolean; content: string } }).o).toMatchObject({ ok: true, changedStructure: true });
 
     const [first, second] = compat.requests.slice(before);
-    const tools = (first?.body?.tools as Array<{ function: { name: string } }>).map((t) => t.function.name);
+    const tools = (first!.body!.tools as Array<{ function: { name: string } }>).map((t) => t.function.name);
     expect(tools).toEqual(expect.arrayContaining(["make_supercell", "add_atom", "merge_structures", "toggle_bonds"]));
     expect(first?.body?.tool_choice).toBe("auto");
-    const system = (first?.body?.messages as Array<{ role: string; content: string }>)[0];
+    const system = (first!.body!.messages as Array<{ role: string; content: string }>)[0];
     expect(system?.role).toBe("system");
     expect(system?.content).toContain("Si2 (2 sites");
     expect(system?.content).toContain("Selected sites: 1.");

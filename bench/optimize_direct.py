@@ -12,6 +12,9 @@ from ase.calculators.emt import EMT  # noqa: E402
 from ase.optimize import BFGS  # noqa: E402
 
 req = json.load(sys.stdin)
+out_stream = sys.stdout
+# Libraries print banners (CHGNet does); only the JSON result may go to stdout.
+sys.stdout = sys.stderr
 d = req["cluster"]
 atoms = Atoms([s["species"][0]["element"] for s in d["sites"]], positions=[s["xyz"] for s in d["sites"]])
 atoms.calc = EMT()
@@ -39,4 +42,4 @@ try:
     out["chgnet_energy_s"] = times[len(times) // 2]
 except Exception as e:  # reported, not hidden
     out["chgnet_error"] = str(e)
-json.dump(out, sys.stdout)
+json.dump(out, out_stream)

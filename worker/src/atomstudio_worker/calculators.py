@@ -34,7 +34,7 @@ GFN0_WHY_NOT_OTHERS = (
     "tblite and dxtb implement GFN1/GFN2 only, and Debian's xtb program 6.5.1 aborts on `--gfn 0` "
     "for molecules in generate_wsc.f90"
 )
-UFF_REASON = "runs in the browser (WebAssembly) in the web studio, not in the Python worker"
+UFF_REASON = ("a browser-side calculator in the interface (WebAssembly, no server); not served by the Python worker, and the studio does not include a UFF engine yet")
 # Molecules given to models that need a cell (CHGNet, M3GNet) are put in a box whose images are
 # this far apart, well beyond their 5-6 Angstrom cutoffs, so the energy is the isolated molecule's.
 MOLECULE_BOX_PADDING = 20.0

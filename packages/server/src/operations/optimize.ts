@@ -70,7 +70,8 @@ export const calculatorsOp = defineOperation({
             name: "Universal force field",
             kind: "browser",
             available: false,
-            status_message: "runs in the studio (browser), not on the server",
+            status_message:
+              "a browser-side calculator in the interface (WebAssembly, no server); not served by the Python worker, and the studio does not include a UFF engine yet",
             supports_pbc: false,
           },
         ],

@@ -10,7 +10,9 @@ import { type RunOptions, WorkerPool } from "./pool.ts";
 
 export const OptimizeEnvelope = z.object({
   structure: StructureJSON,
-  calculator: z.string().describe("calculator id: emt, gfn2, gfn1, gfn0, gfnff, mace, chgnet, m3gnet (uff runs in the studio)"),
+  calculator: z
+    .string()
+    .describe("calculator id: emt, gfn2, gfn1, gfn0, gfnff, mace, chgnet, m3gnet (uff is browser-side and not served)"),
   calculator_params: z.record(z.string(), z.unknown()).optional().describe("e.g. {model_path, device}"),
   optimizer: z.string().default("bfgs").describe("bfgs, tr_min, tr_ts or irc"),
   optimizer_params: z

@@ -22,6 +22,18 @@ export interface ProviderSpec {
 const m = (id: string, context_window: number, name = id): ModelInfo => ({ id, name, context_window });
 
 /** Providers of `POST /api/chat/stream-openai-compat`; the first is the default. */
+/** OpenAI is both an OpenAI-compatible provider and a hosted one (official SDK): one entry. */
+const OPENAI: ProviderSpec = {
+  id: "openai",
+  name: "OpenAI",
+  baseUrl: "https://api.openai.com/v1",
+  keyVar: "OPENAI_API_KEY",
+  defaultModel: "gpt-4o",
+  models: [m("gpt-4o", 128000, "GPT-4o"), m("gpt-4o-mini", 128000, "GPT-4o mini"), m("gpt-4.1", 1047576, "GPT-4.1")],
+  supportsTools: true,
+  supportsVision: true,
+};
+
 export const COMPAT_PROVIDERS: ProviderSpec[] = [
   {
     id: "deepseek",
@@ -87,16 +99,7 @@ export const COMPAT_PROVIDERS: ProviderSpec[] = [
     supportsTools: true,
     supportsVision: false,
   },
-  {
-    id: "openai",
-    name: "OpenAI",
-    baseUrl: "https://api.openai.com/v1",
-    keyVar: "OPENAI_API_KEY",
-    defaultModel: "gpt-4o",
-    models: [m("gpt-4o", 128000, "GPT-4o"), m("gpt-4o-mini", 128000, "GPT-4o mini"), m("gpt-4.1", 1047576, "GPT-4.1")],
-    supportsTools: true,
-    supportsVision: true,
-  },
+  OPENAI,
   {
     id: "custom",
     name: "Custom (OpenAI-compatible)",
@@ -125,16 +128,7 @@ export const HOSTED_PROVIDERS: ProviderSpec[] = [
     supportsTools: true,
     supportsVision: true,
   },
-  {
-    id: "openai",
-    name: "OpenAI",
-    baseUrl: "https://api.openai.com/v1",
-    keyVar: "OPENAI_API_KEY",
-    defaultModel: "gpt-4o",
-    models: [m("gpt-4o", 128000, "GPT-4o"), m("gpt-4o-mini", 128000, "GPT-4o mini"), m("gpt-4.1", 1047576, "GPT-4.1")],
-    supportsTools: true,
-    supportsVision: true,
-  },
+  OPENAI,
 ];
 
 const envKey = (id: string) => id.toUpperCase().replace(/[^A-Z0-9]/g, "_");

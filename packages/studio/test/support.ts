@@ -21,6 +21,16 @@ export const hasChromium = existsSync(CHROMIUM);
 export const REDIS_SERVER = process.env.ATOMSTUDIO_REDIS_SERVER ?? "/usr/bin/redis-server";
 export const hasRedis = existsSync(REDIS_SERVER);
 
+// A skipped part must say why, loudly (the test command also prints a banner when anything was skipped).
+if (!hasChromium)
+  console.warn(
+    `\n*** SKIPPING the browser tests: no Chromium at ${CHROMIUM}. Run scripts/setup-system as root (Debian's chromium) or set ATOMSTUDIO_CHROMIUM. ***\n`,
+  );
+if (!hasRedis)
+  console.warn(
+    `\n*** SKIPPING the Redis relay tests: no redis-server at ${REDIS_SERVER}. Run scripts/setup-system as root or set ATOMSTUDIO_REDIS_SERVER. ***\n`,
+  );
+
 /** Flags under which Debian's Chromium renders WebGL headless here (shared/notes/verified-here.md). */
 export const CHROMIUM_ARGS = [
   "--headless",

@@ -159,20 +159,34 @@ const infoFromNumber = (number: number, hm: string): SymmetryInfo => ({
  * `SpacegroupAnalyzer` reports them; null for molecules, empty structures and structures whose
  * symmetry cannot be determined at this tolerance.
  */
-export const symmetryInfo = (s: Structure, opts: SymmetryOptions = {}): SymmetryInfo | null => {
+/**
+ * moyo's dataset of the translation-reduced cell: the same space group and standardized cells as
+ * the input (a symmetry finder divides out pure translations first), found in milliseconds for
+ * supercells. Its operations are in the reduced cell's basis, so `symmetryDataset` keeps the input.
+ */
+const reducedDataset = (s: Structure, opts: SymmetryOptions): MoyoDataset | null => {
   requireReady();
   if (!s.lattice || s.length === 0) return null;
   const symprec = opts.symprec ?? DEFAULT_SYMPREC;
   const { types } = symmetryTypes(s);
-  let d: MoyoDataset;
+  const prim = s.length > REDUCE_ABOVE ? primitiveByTranslations(s.lattice.matrix, s.frac, types, symprec) : null;
+  return prim ? analyze(prim.matrix, prim.frac, prim.types, symprec) : analyze(s.lattice.matrix, s.frac, types, symprec);
+};
+
+/**
+ * Space group symbol and number, crystal system and point group as pymatgen's
+ * `SpacegroupAnalyzer` reports them; null for molecules, empty structures and structures whose
+ * symmetry cannot be determined at this tolerance.
+ */
+export const symmetryInfo = (s: Structure, opts: SymmetryOptions = {}): SymmetryInfo | null => {
+  let d: MoyoDataset | null;
   try {
-    // Supercells: divide out the pure translations first (fast), as moyo would do (slowly).
-    const prim = s.length > REDUCE_ABOVE ? primitiveByTranslations(s.lattice.matrix, s.frac, types, symprec) : null;
-    d = prim ? analyze(prim.matrix, prim.frac, prim.types, symprec) : analyze(s.lattice.matrix, s.frac, types, symprec);
-  } catch {
+    d = reducedDataset(s, opts);
+  } catch (e) {
+    if (!ready) throw e;
     return null;
   }
-  return infoFromNumber(d.number, d.hm_symbol);
+  return d ? infoFromNumber(d.number, d.hm_symbol) : null;
 };
 
 interface CellLike {
@@ -212,14 +226,14 @@ const cellToStructure = (cell: CellLike, typeSpecies: readonly SiteSpecies[]): S
  * pymatgen's extra per-crystal-system axis reordering. Null for molecules.
  */
 export const conventionalStandardStructure = (s: Structure, opts: SymmetryOptions = {}): Structure | null => {
-  const d = symmetryDataset(s, opts);
+  const d = reducedDataset(s, opts);
   if (!d) return null;
   return cellToStructure(d.std_cell, symmetryTypes(s).typeSpecies);
 };
 
 /** The primitive standard cell (spglib's primitive standardized cell). Null for molecules. */
 export const primitiveStandardStructure = (s: Structure, opts: SymmetryOptions = {}): Structure | null => {
-  const d = symmetryDataset(s, opts);
+  const d = reducedDataset(s, opts);
   if (!d) return null;
   return cellToStructure(d.prim_std_cell, symmetryTypes(s).typeSpecies);
 };

@@ -105,6 +105,16 @@ describe("standard cells", () => {
     const conv = (await post("/api/structure/conventional-cell", { structure: prim.structure })).json();
     expect(conv.n_atoms).toBe(4);
   });
+  it("standard cells of a 500-atom supercell come from its translation-reduced cell, quickly", async () => {
+    const big = (await post("/api/structure-build/supercell", { structure: cuCell, scaling: [5, 5, 5] })).json().structure;
+    const t = performance.now();
+    const prim = (await post("/api/structure/primitive-cell", { structure: big })).json();
+    const conv = (await post("/api/structure/conventional-cell", { structure: big })).json();
+    expect(performance.now() - t).toBeLessThan(5000);
+    expect([prim.n_atoms, conv.n_atoms, prim.original_n_atoms]).toEqual([1, 4, 500]);
+    expect(conv.structure.lattice.a).toBeCloseTo(3.61, 6);
+  });
+
   it("a molecule → 400 MISSING_LATTICE", async () => {
     const res = await post("/api/structure/primitive-cell", { structure: water });
     expect([res.statusCode, res.json().code]).toEqual([400, "MISSING_LATTICE"]);

@@ -3,4 +3,4 @@ export { buildApp } from "./http/app.ts";
 export { operations } from "./operations/index.ts";
 export { openApiDocument } from "./registry/openapi.ts";
 export { defineOperation, type Operation } from "./registry/operation.ts";
-export { assistantRequest, assistantTools, mcpTools } from "./registry/tools.ts";
+export { assistantTools, mcpTools } from "./registry/tools.ts";

@@ -1,6 +1,7 @@
 /** Optimization endpoints (`/api/optimize/*`, `/api/structure/optimize`); the WebSocket is optimize/ws.ts. */
 import { AtomStudioError } from "atomstudio-core";
 import { z } from "zod";
+import type { ServiceContext } from "../context.ts";
 import {
   calculatorPool,
   EnergyRequest,
@@ -82,7 +83,7 @@ export const calculatorsOp = defineOperation({
   mcp: "svc_calculators",
 });
 
-const optimizeHandler = async (env: z.output<typeof OptimizeEnvelope>, ctx: Parameters<typeof runEnergy>[0]) => {
+const optimizeHandler = async (env: z.output<typeof OptimizeEnvelope>, ctx: ServiceContext) => {
   const job = runOptimization(ctx, env);
   ctx.request?.signal?.addEventListener("abort", job.cancel, { once: true });
   return job.result;

@@ -58,10 +58,6 @@ export class WorkerPool {
     return this.#workers.filter((w): w is WorkerProcess => w?.alive === true);
   }
 
-  get queueLength(): number {
-    return this.#queue.length;
-  }
-
   /** The worker's calculator listing, asked once (it does not change while a worker runs). */
   calculators<T>(): Promise<T> {
     if (!this.#calculators) {

@@ -64,9 +64,6 @@ export const STRUCTURE_JSON_SCHEMA = {
   additionalProperties: true,
 } as const;
 
-/** A validation message prefixed `CODE: ` turns a schema failure into a 400 with that code. */
-export const coded = (code: string, message: string): string => `${code}: ${message}`;
-
 export const Index = z.number().int().describe("0-based site index");
 export const Indices = z.array(z.number().int()).describe("0-based site indices");
 

@@ -1,7 +1,9 @@
 /**
  * Tool definitions generated from the registry: MCP tools (`svc_*`, input = the endpoint's
  * request) and the assistant's tools (input = the request minus the injected current structure,
- * with renamed fields), each with the endpoint it calls.
+ * with renamed fields), each with the endpoint it calls. The studio's assistant executes them
+ * (packages/studio/src/assistant/tools.ts): it sends its current structure as `inject` and
+ * renames fields back by `rename`.
  */
 import { jsonSchema } from "./json-schema.ts";
 import type { Operation } from "./operation.ts";
@@ -58,15 +60,3 @@ export const assistantTools = (operations: readonly Operation[]): AssistantToolD
         replaces_structure: spec.replacesStructure,
       };
     });
-
-/** Turn an assistant tool call into the endpoint's request body. */
-export const assistantRequest = (
-  tool: Pick<AssistantToolDefinition, "inject" | "rename">,
-  input: Record<string, unknown>,
-  currentStructure: unknown,
-): Record<string, unknown> => {
-  const body: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(input)) body[tool.rename?.[k] ?? k] = v;
-  if (tool.inject) body[tool.inject] = currentStructure;
-  return body;
-};

@@ -3,18 +3,12 @@
  * client-only viewer tools, as OpenAI-style function definitions, and their execution against the
  * studio (interface "Assistant tools and MCP mapping").
  */
+// Type only (erased from the bundle): the wire shape of GET /api/tools is declared once, by the registry.
+import type { AssistantToolDefinition } from "../../../server/src/registry/tools.ts";
 import type { StudioApi } from "../studio.ts";
 import type { Fetcher } from "./stream.ts";
 
-export interface ServerTool {
-  name: string;
-  description: string;
-  input_schema: Record<string, unknown>;
-  endpoint: { method: string; path: string };
-  inject?: "structure" | "base";
-  rename?: Record<string, string>;
-  replaces_structure: boolean;
-}
+export type ServerTool = AssistantToolDefinition;
 
 export interface ToolSet {
   server: Map<string, ServerTool>;

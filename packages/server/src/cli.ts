@@ -9,7 +9,7 @@ const usage = `AtomStudio ${VERSION}
 usage:
   atomstudio serve [--host 127.0.0.1] [--port 8000] [--allow-unauthenticated]
   atomstudio mcp [--url http://127.0.0.1:8000] [--token T] [--viewer-client ID]   (MCP over stdio)
-environment: ATOMSTUDIO_TOKEN, ATOMSTUDIO_CORS_ORIGINS, ATOMSTUDIO_MAX_BODY_MB, ATOMSTUDIO_REDIS_URL, ATOMSTUDIO_LOG_LEVEL`;
+configuration: ATOMSTUDIO_* environment variables, listed in the README's configuration table`;
 
 const serve = async (args: string[]): Promise<void> => {
   const { values } = parseArgs({

@@ -1,36 +1,161 @@
-/** Service configuration from flags and environment, with safe defaults (decisions §7). */
+/**
+ * The service's one configuration: every `ATOMSTUDIO_*` variable is read here, parsed with zod,
+ * and handed down typed (`ServiceConfig`). Nothing else in the service reads `process.env`.
+ * The README's configuration table is checked against `SETTINGS` by a test, so the two cannot
+ * drift apart.
+ */
+import { z } from "zod";
+
+/** Environment variables as the process sees them (a snapshot; tests pass their own). */
+export type Environment = Readonly<Record<string, string | undefined>>;
+
+const flag = z
+  .enum(["0", "1", "true", "false", ""])
+  .transform((v) => v === "1" || v === "true")
+  .optional();
+const positiveInt = z.coerce.number().int().positive();
+const list = z
+  .string()
+  .transform((s) =>
+    s
+      .split(",")
+      .map((x) => x.trim())
+      .filter(Boolean),
+  )
+  .optional();
+const nonEmpty = z
+  .string()
+  .transform((s) => s || undefined)
+  .optional();
+
+/**
+ * Every `ATOMSTUDIO_*` variable the service reads, with its meaning (the README's table).
+ * Variables of the chat providers (`ATOMSTUDIO_<PROVIDER>_MODEL`, `_BASE_URL`), the agents and
+ * the Python worker's own variables are listed in `PATTERN_SETTINGS`.
+ */
+export const SETTINGS = {
+  ATOMSTUDIO_HOST: { schema: z.string().min(1).optional(), doc: "address to listen on (default 127.0.0.1)" },
+  ATOMSTUDIO_PORT: { schema: z.coerce.number().int().min(0).max(65535).optional(), doc: "port (default 8000)" },
+  ATOMSTUDIO_TOKEN: {
+    schema: nonEmpty,
+    doc: "bearer token required on /api and /mcp; needed to listen on a non-loopback address",
+  },
+  ATOMSTUDIO_ALLOW_UNAUTHENTICATED: { schema: flag, doc: "`1`: allow a non-loopback address without a token" },
+  ATOMSTUDIO_CORS_ORIGINS: { schema: list, doc: "extra allowed origins, comma separated (default: same origin only)" },
+  ATOMSTUDIO_MAX_BODY_MB: { schema: z.coerce.number().positive().optional(), doc: "request body cap in MiB (default 64)" },
+  ATOMSTUDIO_REDIS_URL: { schema: nonEmpty, doc: "Redis for the cross-process viewer relay" },
+  ATOMSTUDIO_LOG_LEVEL: {
+    schema: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).optional(),
+    doc: "log level (default info)",
+  },
+  ATOMSTUDIO_VIEWER_TIMEOUT_MS: {
+    schema: positiveInt.optional(),
+    doc: "how long a viewer command waits for the studio (default 10000)",
+  },
+  ATOMSTUDIO_SYMMETRY_MAX_ATOMS: {
+    schema: positiveInt.optional(),
+    doc: "largest structure whose symmetry structure-info analyses (default 10000)",
+  },
+  ATOMSTUDIO_WORKERS: { schema: positiveInt.optional(), doc: "calculator worker processes (default 1)" },
+  ATOMSTUDIO_PYTHON: { schema: nonEmpty, doc: "Python of the calculator worker (default: the repository's .venv, else python3)" },
+  ATOMSTUDIO_STUDIO_DIST: { schema: nonEmpty, doc: "folder of the built studio (default packages/studio/dist)" },
+  ATOMSTUDIO_STUDIO_AUTOBUILD: { schema: flag, doc: "`0`: do not build a missing studio at start" },
+  ATOMSTUDIO_MCP_URL: { schema: nonEmpty, doc: "this service's /mcp as command-line agents reach it (default: derived)" },
+  ATOMSTUDIO_URL: {
+    schema: nonEmpty,
+    doc: "`atomstudio mcp` (stdio): the service to forward to (default http://127.0.0.1:8000)",
+  },
+  ATOMSTUDIO_VIEWER_CLIENT: { schema: nonEmpty, doc: "`atomstudio mcp` (stdio): the studio its viewer tools address" },
+} as const;
+
+/** Families of variables read by name from provider and agent tables (documented in the README too). */
+export const PATTERN_SETTINGS = {
+  "ATOMSTUDIO_<PROVIDER>_MODEL": "default model of a chat provider (e.g. ATOMSTUDIO_DEEPSEEK_MODEL)",
+  "ATOMSTUDIO_<PROVIDER>_BASE_URL": "base URL of a chat provider, for self-hosted gateways",
+  ATOMSTUDIO_AGENT_ROOT: "working-directory root of command-line agents",
+  ATOMSTUDIO_MAX_AGENTS: "command-line agents running at once (default 2)",
+} as const;
+
+type SettingKey = keyof typeof SETTINGS;
+export type Settings = { [K in SettingKey]: z.output<(typeof SETTINGS)[K]["schema"]> };
+
+/** Parse every `ATOMSTUDIO_*` setting; a malformed value is an error naming the variable. */
+export const readSettings = (env: Environment): Settings => {
+  const out: Record<string, unknown> = {};
+  const problems: string[] = [];
+  for (const [key, { schema }] of Object.entries(SETTINGS)) {
+    const raw = env[key];
+    const parsed = (schema as z.ZodType).safeParse(raw === undefined ? undefined : raw.trim());
+    if (parsed.success) out[key] = parsed.data;
+    else problems.push(`${key}=${JSON.stringify(raw)}: ${parsed.error.issues[0]?.message ?? "invalid"}`);
+  }
+  if (problems.length) throw new Error(`Invalid configuration: ${problems.join("; ")}`);
+  return out as Settings;
+};
+
+/** Service configuration from flags and environment, with safe defaults (README "Security defaults"). */
 export interface ServiceConfig {
   host: string;
   port: number;
-  /** Bearer token required on /api and /mcp when set (ATOMSTUDIO_TOKEN). */
+  /** Bearer token required on /api and /mcp when set. */
   token: string | undefined;
   allowUnauthenticated: boolean;
-  /** Extra origins allowed by CORS (ATOMSTUDIO_CORS_ORIGINS, comma separated); empty: same origin only. */
+  /** Extra origins allowed by CORS; empty: same origin only. */
   corsOrigins: string[];
-  /** Request body cap in bytes (ATOMSTUDIO_MAX_BODY_MB, default 64 MiB). */
+  /** Request body cap in bytes. */
   bodyLimit: number;
   redisUrl: string | undefined;
   logLevel: string;
+  /** How long a viewer command waits for the studio, ms. */
+  viewerTimeoutMs: number;
+  /** Largest structure whose symmetry structure-info analyses. */
+  symmetryMaxAtoms: number;
+  /** Calculator worker processes. */
+  workers: number;
+  /** Python of the calculator worker; undefined: the repository's .venv, else python3. */
+  python: string | undefined;
+  /** Folder of the built studio; undefined: the studio package's dist. */
+  studioDist: string | undefined;
+  /** Build a missing studio in the background at start. */
+  studioAutoBuild: boolean;
+  /** This service's /mcp as agents on this machine reach it; undefined: derived from the address. */
+  mcpUrl: string | undefined;
+  /**
+   * The process environment, for what is read by variable name from tables: provider keys
+   * (`ANTHROPIC_API_KEY` …), `ATOMSTUDIO_<PROVIDER>_MODEL` overrides, and the PATH/HOME that
+   * command-line agents and workers are started with. Only the chat and worker modules use it.
+   */
+  environment: Environment;
 }
 
 export const isLoopback = (host: string): boolean =>
   host === "localhost" || host === "::1" || host === "[::1]" || /^127(\.\d{1,3}){3}$/.test(host);
 
-export const loadConfig = (flags: Partial<ServiceConfig> = {}, env: NodeJS.ProcessEnv = process.env): ServiceConfig => {
+/** The process's environment: the one place the service reads it. */
+export const processEnvironment = (): Environment => ({ ...process.env });
+
+export const loadConfig = (flags: Partial<ServiceConfig> = {}, env: Environment = processEnvironment()): ServiceConfig => {
+  const s = readSettings(env);
   const config: ServiceConfig = {
-    host: flags.host ?? env.ATOMSTUDIO_HOST ?? "127.0.0.1",
-    port: flags.port ?? Number(env.ATOMSTUDIO_PORT ?? 8000),
-    token: flags.token ?? (env.ATOMSTUDIO_TOKEN || undefined),
-    allowUnauthenticated: flags.allowUnauthenticated ?? env.ATOMSTUDIO_ALLOW_UNAUTHENTICATED === "1",
-    corsOrigins:
-      flags.corsOrigins ??
-      (env.ATOMSTUDIO_CORS_ORIGINS ?? "")
-        .split(",")
-        .map((s) => s.trim())
-        .filter(Boolean),
-    bodyLimit: flags.bodyLimit ?? Math.round(Number(env.ATOMSTUDIO_MAX_BODY_MB ?? 64) * 1024 * 1024),
-    redisUrl: flags.redisUrl ?? (env.ATOMSTUDIO_REDIS_URL || undefined),
-    logLevel: flags.logLevel ?? env.ATOMSTUDIO_LOG_LEVEL ?? "info",
+    host: flags.host ?? s.ATOMSTUDIO_HOST ?? "127.0.0.1",
+    port: flags.port ?? s.ATOMSTUDIO_PORT ?? 8000,
+    token: flags.token ?? s.ATOMSTUDIO_TOKEN,
+    allowUnauthenticated: flags.allowUnauthenticated ?? s.ATOMSTUDIO_ALLOW_UNAUTHENTICATED ?? false,
+    corsOrigins: flags.corsOrigins ?? s.ATOMSTUDIO_CORS_ORIGINS ?? [],
+    bodyLimit: flags.bodyLimit ?? Math.round((s.ATOMSTUDIO_MAX_BODY_MB ?? 64) * 1024 * 1024),
+    redisUrl: flags.redisUrl ?? s.ATOMSTUDIO_REDIS_URL,
+    logLevel: flags.logLevel ?? s.ATOMSTUDIO_LOG_LEVEL ?? "info",
+    viewerTimeoutMs: flags.viewerTimeoutMs ?? s.ATOMSTUDIO_VIEWER_TIMEOUT_MS ?? 10_000,
+    symmetryMaxAtoms: flags.symmetryMaxAtoms ?? s.ATOMSTUDIO_SYMMETRY_MAX_ATOMS ?? 10_000,
+    workers: flags.workers ?? s.ATOMSTUDIO_WORKERS ?? 1,
+    python: flags.python ?? s.ATOMSTUDIO_PYTHON,
+    studioDist: flags.studioDist ?? s.ATOMSTUDIO_STUDIO_DIST,
+    // Under the test runner a missing studio is the test's business, not a background build.
+    studioAutoBuild: flags.studioAutoBuild ?? s.ATOMSTUDIO_STUDIO_AUTOBUILD ?? !env.VITEST,
+    mcpUrl: flags.mcpUrl ?? s.ATOMSTUDIO_MCP_URL,
+    // Tests pass `{}` as `env` to keep this machine's ATOMSTUDIO_* settings out; child processes
+    // still need the real PATH and HOME, so the table-read environment is the process's own.
+    environment: flags.environment ?? processEnvironment(),
   };
   if (!Number.isInteger(config.port) || config.port < 0 || config.port > 65535) throw new Error(`Invalid port ${config.port}`);
   if (!isLoopback(config.host) && !config.token && !config.allowUnauthenticated)

@@ -2,14 +2,33 @@ import type { FastifyBaseLogger } from "fastify";
 import type { ServiceConfig } from "./config.ts";
 
 /**
- * What an operation handler may use besides its input. Later parts of the service (viewer relay,
- * calculator pool, chat providers) hang their services here.
+ * The services plugins register (viewer relay, chat, calculator pool, …), typed. A module that
+ * provides a service adds its entry by declaration merging:
+ *
+ *   declare module "../context.ts" { interface Services { viewer: ViewerRelay } }
+ *
+ * so every use site is typed and nothing is an untyped bag. An entry may be absent (a test app
+ * without that plugin, or the stdio MCP server), hence `Partial` on the context.
  */
+// biome-ignore lint/suspicious/noEmptyInterface: filled by declaration merging in the modules that provide services
+export interface Services {}
+
+/** A service held on the context that owns processes or connections: closed with the app. */
+export interface Closable {
+  close(): Promise<void> | void;
+}
+
+/** What an operation handler may use besides its input. */
 export interface ServiceContext {
   config: ServiceConfig;
   log: FastifyBaseLogger;
   /** Per-request values an operation may need (viewer client id, abort signal). */
   request?: { headers: Record<string, string | string[] | undefined>; query: Record<string, unknown>; signal?: AbortSignal };
-  // biome-ignore lint/suspicious/noExplicitAny: services registered by plugins, typed at their use site
-  services: Record<string, any>;
+  services: Partial<Services>;
 }
+
+/** Put a service on the context (typed by its `Services` entry). */
+export const provide = <K extends keyof Services>(ctx: ServiceContext, key: K, service: Services[K]): Services[K] => {
+  ctx.services[key] = service;
+  return service;
+};

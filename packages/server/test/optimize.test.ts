@@ -10,7 +10,7 @@ import type { ServiceContext } from "../src/context.ts";
 import { buildApp } from "../src/http/app.ts";
 import { WorkerPool } from "../src/optimize/pool.ts";
 import { calculatorPool } from "../src/optimize/service.ts";
-import { WorkerProcess } from "../src/optimize/worker.ts";
+import { WorkerProcess, workerPython } from "../src/optimize/worker.ts";
 import { optimizeWsPlugin } from "../src/optimize/ws.ts";
 import { testConfig } from "./helpers.ts";
 
@@ -264,7 +264,7 @@ describe("errors and faults", () => {
     const { app: noSella, ctx } = await buildApp({ config: testConfig(), plugins: [] });
     ctx.services.calculatorPool = new WorkerPool(
       1,
-      () => new WorkerProcess(undefined, { ...process.env, ATOMSTUDIO_WORKER_HIDE_MODULES: "sella" }),
+      () => new WorkerProcess(workerPython(), { ...process.env, ATOMSTUDIO_WORKER_HIDE_MODULES: "sella" }),
     );
     for (const optimizer of ["tr_min", "tr_ts", "irc"]) {
       const res = await noSella.inject({

@@ -57,7 +57,7 @@ const keyed = (
   };
 };
 
-export const listProviders = async (env: NodeJS.ProcessEnv = process.env): Promise<ProviderInfo[]> => {
+export const listProviders = async (env: NodeJS.ProcessEnv): Promise<ProviderInfo[]> => {
   const hosted = HOSTED_PROVIDERS.map((p) => keyed(p, "api", "/api/chat/stream", env));
   const compat = await Promise.all(
     COMPAT_PROVIDERS.map(async (p): Promise<ProviderInfo> => {

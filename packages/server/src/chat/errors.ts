@@ -40,7 +40,7 @@ export const upstreamError = (
   if (err instanceof AtomStudioError) return err;
   const e = (err ?? {}) as ApiErrorLike;
   const status = typeof e.status === "number" ? e.status : null;
-  const message = redact(upstreamMessage(e), secrets);
+  const message = redact(upstreamMessage(e), secrets, {});
   if (status === 401 || status === 403)
     return new AtomStudioError("INVALID_API_KEY", `${provider} rejected the API key: ${message}`, { provider, status }, 401);
   if (status === null)
@@ -52,6 +52,6 @@ export const upstreamError = (
 export const streamError = (err: unknown, provider: string, secrets: readonly (string | null | undefined)[]) => {
   const e = (err ?? {}) as ApiErrorLike;
   const status = typeof e.status === "number" ? e.status : null;
-  const message = redact(upstreamMessage(e), secrets);
+  const message = redact(upstreamMessage(e), secrets, {});
   return { error: `${provider} stream failed${status ? ` (HTTP ${status})` : ""}: ${message}`, code: "UPSTREAM_ERROR" };
 };

@@ -10,7 +10,7 @@ import type { AddressInfo } from "node:net";
 import { AtomStudioError } from "atomstudio-core";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { z } from "zod";
-import type { ServiceContext } from "../context.ts";
+import { provide, type ServiceContext } from "../context.ts";
 import type { Plugin } from "../plugins.ts";
 import type { Operation } from "../registry/operation.ts";
 import { parseInput } from "../registry/validate.ts";
@@ -20,6 +20,12 @@ import { chatStreamPaths } from "./openapi.ts";
 import { HostedRequest, streamHosted } from "./providers/hosted.ts";
 import { CompatRequest, streamOpenAICompat } from "./providers/openai-compat.ts";
 import { SseStream } from "./sse.ts";
+
+declare module "../context.ts" {
+  interface Services {
+    chat: ChatService;
+  }
+}
 
 export interface ChatService {
   listProviders(): ReturnType<typeof listProviders>;
@@ -32,8 +38,8 @@ const parse = <S extends z.ZodType>(schema: S, raw: unknown): z.output<S> =>
   parseInput({ input: schema } as unknown as Operation<S>, raw);
 
 /** This service's MCP endpoint as an agent on this machine reaches it. */
-const mcpUrl = (app: FastifyInstance, ctx: ServiceContext, env: NodeJS.ProcessEnv): string => {
-  if (env.ATOMSTUDIO_MCP_URL) return env.ATOMSTUDIO_MCP_URL;
+const mcpUrl = (app: FastifyInstance, ctx: ServiceContext): string => {
+  if (ctx.config.mcpUrl) return ctx.config.mcpUrl;
   const addr = app.server.address() as AddressInfo | null;
   const port = addr?.port ?? ctx.config.port;
   const host = ["0.0.0.0", "::", ""].includes(ctx.config.host) ? "127.0.0.1" : ctx.config.host;
@@ -41,21 +47,21 @@ const mcpUrl = (app: FastifyInstance, ctx: ServiceContext, env: NodeJS.ProcessEn
 };
 
 export interface ChatPluginOptions {
-  /** Where keys, base-URL overrides, PATH and limits are read (default: process.env, read per request). */
+  /** Where keys, base-URL overrides, PATH and limits are read (default: the configuration's environment). */
   env?: NodeJS.ProcessEnv;
 }
 
 export const chatPlugin =
   (opts: ChatPluginOptions = {}): Plugin =>
   (app, ctx) => {
-    const env = opts.env ?? process.env;
+    const env: NodeJS.ProcessEnv = opts.env ?? { ...ctx.config.environment };
     const limiter = new AgentLimiter();
     const service: ChatService = {
       listProviders: () => listProviders(env),
       limiter,
       close: async () => limiter.killAll(),
     };
-    ctx.services.chat = service;
+    provide(ctx, "chat", service);
 
     // @fastify/swagger (static mode) hands out the service's document itself: add the streaming endpoints.
     const swagger = (app as unknown as { swagger?: () => { paths?: Record<string, unknown> } }).swagger;
@@ -92,7 +98,7 @@ export const chatPlugin =
         streamAgent(parse(AgentRequest, body), stream, {
           env,
           limiter,
-          mcpUrl: mcpUrl(app, ctx, env),
+          mcpUrl: mcpUrl(app, ctx),
           mcpToken: ctx.config.token,
         }),
       ),

@@ -28,12 +28,12 @@ const PATTERNS: RegExp[] = [
 
 export const REDACTED = "[redacted]";
 
+/** Every key the server holds (by the variables above), plus the ones given: what error text must never carry. */
+export const heldSecrets = (env: NodeJS.ProcessEnv, ...given: (string | null | undefined)[]): string[] =>
+  [...SECRET_ENV_VARS.map((v) => env[v]), ...given].filter((s): s is string => typeof s === "string" && s.length >= 4);
+
 /** Replace every known secret (server-held keys, plus `extra`, e.g. a key sent in the request) and key-shaped strings. */
-export const redact = (
-  text: string,
-  extra: readonly (string | null | undefined)[] = [],
-  env: NodeJS.ProcessEnv = process.env,
-): string => {
+export const redact = (text: string, extra: readonly (string | null | undefined)[] = [], env: NodeJS.ProcessEnv): string => {
   let out = text;
   const secrets = [...SECRET_ENV_VARS.map((v) => env[v]), ...extra].filter(
     (s): s is string => typeof s === "string" && s.length >= 4,

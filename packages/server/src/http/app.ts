@@ -9,7 +9,7 @@ import swaggerUi from "@fastify/swagger-ui";
 import { AtomStudioError } from "atomstudio-core";
 import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from "fastify";
 import type { ServiceConfig } from "../config.ts";
-import type { ServiceContext } from "../context.ts";
+import type { Closable, ServiceContext } from "../context.ts";
 import { operations as allOperations } from "../operations/index.ts";
 import { defaultPlugins, type Plugin } from "../plugins.ts";
 import { openApiDocument } from "../registry/openapi.ts";
@@ -103,7 +103,7 @@ export const buildApp = async (opts: AppOptions): Promise<{ app: FastifyInstance
   for (const plugin of opts.plugins ?? defaultPlugins) await plugin(app, ctx);
   // Services that hold processes or connections (calculator workers, Redis) close with the app.
   app.addHook("onClose", async () => {
-    for (const service of Object.values(ctx.services)) await service?.close?.();
+    for (const service of Object.values(ctx.services) as Array<Partial<Closable> | undefined>) await service?.close?.();
   });
   return { app, ctx };
 };

@@ -7,7 +7,7 @@
 import { parseArgs } from "node:util";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { FastifyBaseLogger } from "fastify";
-import { loadConfig } from "../config.ts";
+import { type Environment, loadConfig, processEnvironment, readSettings } from "../config.ts";
 import { operations as allOperations } from "../operations/index.ts";
 import type { Operation } from "../registry/operation.ts";
 import { type ServiceTarget, stdioInvoke } from "./invoke.ts";
@@ -42,15 +42,16 @@ export interface StdioOptions extends ServiceTarget {
   operations?: readonly Operation[];
 }
 
-export const parseMcpArgs = (args: string[], env: NodeJS.ProcessEnv = process.env): ServiceTarget => {
+export const parseMcpArgs = (args: string[], env: Environment = processEnvironment()): ServiceTarget => {
+  const settings = readSettings(env);
   const { values } = parseArgs({
     args,
     options: { url: { type: "string" }, token: { type: "string" }, "viewer-client": { type: "string" } },
   });
-  const viewerClient = values["viewer-client"] ?? (env.ATOMSTUDIO_VIEWER_CLIENT || undefined);
+  const viewerClient = values["viewer-client"] ?? settings.ATOMSTUDIO_VIEWER_CLIENT;
   return {
-    url: values.url ?? (env.ATOMSTUDIO_URL || DEFAULT_SERVICE_URL),
-    token: values.token ?? (env.ATOMSTUDIO_TOKEN || undefined),
+    url: values.url ?? settings.ATOMSTUDIO_URL ?? DEFAULT_SERVICE_URL,
+    token: values.token ?? settings.ATOMSTUDIO_TOKEN,
     ...(viewerClient ? { headers: { "x-viewer-client": viewerClient } } : {}),
   };
 };
@@ -59,7 +60,7 @@ export const parseMcpArgs = (args: string[], env: NodeJS.ProcessEnv = process.en
 export const serveStdio = async (opts: StdioOptions): Promise<void> => {
   // In-process operations get the service's default configuration (never the network settings).
   const config = loadConfig({ host: "127.0.0.1", port: 0, token: undefined });
-  const log = stderrLogger(process.env.ATOMSTUDIO_LOG_LEVEL ?? "warn");
+  const log = stderrLogger(readSettings(processEnvironment()).ATOMSTUDIO_LOG_LEVEL ?? "warn");
   const server = createMcpServer({
     operations: opts.operations ?? allOperations,
     invoke: stdioInvoke({ config, log }, opts),

@@ -28,7 +28,9 @@ export const providersOp = defineOperation({
     "Hosted providers are available when their API key variable is set, the local Ollama when its tag list answers within 2 s, agents when their program is on PATH",
   input: z.object({}),
   output: z.object({ providers: z.array(ProviderInfo) }),
-  handler: async (_input, ctx) => ({ providers: await (ctx.services.chat?.listProviders() ?? listProviders()) }),
+  handler: async (_input, ctx) => ({
+    providers: await (ctx.services.chat?.listProviders() ?? listProviders({ ...ctx.config.environment })),
+  }),
   mcp: "svc_providers",
 });
 

@@ -36,7 +36,7 @@ const VIEWER_ERRORS = [
 ];
 
 const relayOf = (ctx: ServiceContext): ViewerRelay => {
-  const relay = ctx.services.viewer as ViewerRelay | undefined;
+  const relay = ctx.services.viewer;
   if (!relay) throw noViewer("The viewer relay is not enabled in this service");
   return relay;
 };
@@ -152,11 +152,11 @@ export const StructureInfoResult = z.object({
 });
 
 /**
- * Largest structure whose symmetry structure-info analyses (`ATOMSTUDIO_SYMMETRY_MAX_ATOMS`);
- * above it `symmetry` is null. Supercells are reduced by their pure translations before the
+ * Default of the largest structure whose symmetry structure-info analyses (the configuration's
+ * `symmetryMaxAtoms`, ATOMSTUDIO_SYMMETRY_MAX_ATOMS); above it `symmetry` is null. Supercells are reduced by their pure translations before the
  * symmetry search (core translations.ts), which keeps a 4,000-atom supercell near 0.1 s.
  */
-export const SYMMETRY_MAX_ATOMS = Number(process.env.ATOMSTUDIO_SYMMETRY_MAX_ATOMS) || 10_000;
+export const SYMMETRY_MAX_ATOMS = 10_000;
 
 /** structure-info with symmetry left out (null): the core's summary computed as for a molecule, then the lattice parts added. */
 const infoWithoutSymmetry = (s: Structure): StructureInfo => {
@@ -185,7 +185,7 @@ export const structureInfoOp = defineOperation({
   path: "/api/view/structure-info",
   tag,
   summary: "Summary of the structure loaded in the studio (formula, lattice, symmetry, sites)",
-  description: `${CLIENT_NOTE} Computed by the service from the structure the studio reports. symmetry is null for molecules and for structures of more than ${SYMMETRY_MAX_ATOMS} atoms.`,
+  description: `${CLIENT_NOTE} Computed by the service from the structure the studio reports. symmetry is null for molecules and for structures of more than ${SYMMETRY_MAX_ATOMS} atoms (configurable).`,
   input: z.object({}),
   output: StructureInfoResult,
   errors: [{ status: 404, code: "NO_STRUCTURE_LOADED", when: "the studio has no structure loaded" }, ...VIEWER_ERRORS],
@@ -195,7 +195,7 @@ export const structureInfoOp = defineOperation({
     if (!dict || typeof dict !== "object" || !Array.isArray((dict as { sites?: unknown }).sites))
       throw new AtomStudioError("NO_STRUCTURE_LOADED", "The studio has no structure loaded", undefined, 404);
     const s = fromDict(StructureJSON.parse(dict));
-    if (s.length > SYMMETRY_MAX_ATOMS) return infoWithoutSymmetry(s);
+    if (s.length > ctx.config.symmetryMaxAtoms) return infoWithoutSymmetry(s);
     await initSymmetry();
     return structureInfo(s);
   },

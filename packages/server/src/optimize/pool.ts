@@ -6,14 +6,14 @@
 
 import { availableParallelism } from "node:os";
 import { AtomStudioError } from "atomstudio-core";
-import { WorkerProcess } from "./worker.ts";
+import type { WorkerProcess } from "./worker.ts";
 
 /**
  * Threads per worker for BLAS/OpenMP/torch: the cores shared out between the pool's workers,
  * unless the environment already says. Oversubscribed BLAS threads made BFGS steps several
  * times slower in measurements here (each worker spinning as many threads as there are cores).
  */
-export const workerThreadEnv = (poolSize: number, env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv => {
+export const workerThreadEnv = (poolSize: number, env: NodeJS.ProcessEnv): NodeJS.ProcessEnv => {
   if (env.OMP_NUM_THREADS) return env;
   const n = String(Math.max(1, Math.floor(availableParallelism() / Math.max(1, poolSize))));
   return { ...env, OMP_NUM_THREADS: n, OPENBLAS_NUM_THREADS: n, MKL_NUM_THREADS: n };
@@ -45,9 +45,9 @@ export class WorkerPool {
   #make: () => WorkerProcess;
   #calculators: Promise<unknown> | undefined;
 
-  constructor(size = 1, make?: () => WorkerProcess) {
+  /** `make` starts one worker; default: the repository's Python with the process environment. */
+  constructor(size: number, make: () => WorkerProcess) {
     this.size = Math.max(1, size);
-    make ??= () => new WorkerProcess(undefined, workerThreadEnv(this.size));
     this.#workers = new Array(this.size).fill(undefined);
     this.#busy = new Array(this.size).fill(false);
     this.#make = make;

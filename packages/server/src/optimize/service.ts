@@ -4,9 +4,11 @@
  */
 import { checkIndices, fail, fromDict, toDict } from "atomstudio-core";
 import { z } from "zod";
-import type { ServiceContext } from "../context.ts";
+import type { ServiceConfig } from "../config.ts";
+import { provide, type ServiceContext } from "../context.ts";
 import { StructureJSON } from "../registry/schemas.ts";
-import { type RunOptions, WorkerPool } from "./pool.ts";
+import { type RunOptions, WorkerPool, workerThreadEnv } from "./pool.ts";
+import { WorkerProcess, workerPython } from "./worker.ts";
 
 export const OptimizeEnvelope = z.object({
   structure: StructureJSON,
@@ -52,11 +54,21 @@ export const EnergyResult = z.object({
   stress: z.array(z.number()).nullable().optional(),
 });
 
-/** The pool lives on the service context, started on first use and closed with the app. */
-export const calculatorPool = (ctx: ServiceContext): WorkerPool => {
-  if (!ctx.services.calculatorPool) ctx.services.calculatorPool = new WorkerPool(Number(process.env.ATOMSTUDIO_WORKERS ?? 1));
-  return ctx.services.calculatorPool as WorkerPool;
+declare module "../context.ts" {
+  interface Services {
+    calculatorPool: WorkerPool;
+  }
+}
+
+/** A pool of `size` workers started with the configured Python and the process environment. */
+export const configuredPool = (config: ServiceConfig, size = config.workers): WorkerPool => {
+  const python = workerPython(config.python);
+  return new WorkerPool(size, () => new WorkerProcess(python, workerThreadEnv(size, { ...config.environment })));
 };
+
+/** The pool lives on the service context, started on first use and closed with the app. */
+export const calculatorPool = (ctx: ServiceContext): WorkerPool =>
+  ctx.services.calculatorPool ?? provide(ctx, "calculatorPool", configuredPool(ctx.config));
 
 /** Validate the structure and frozen indices here, so a bad request never waits in the queue. */
 export const workerParams = (env: Pick<OptimizeEnvelope, "structure" | "frozen_atoms"> & Record<string, unknown>) => {

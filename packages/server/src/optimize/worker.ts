@@ -12,9 +12,9 @@ import { AtomStudioError } from "atomstudio-core";
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../../../..");
 
-/** The worker's Python: ATOMSTUDIO_PYTHON, else the repository's `.venv`, else python3 on PATH. */
-export const workerPython = (env: NodeJS.ProcessEnv = process.env): string => {
-  if (env.ATOMSTUDIO_PYTHON) return env.ATOMSTUDIO_PYTHON;
+/** The worker's Python: the configured one, else the repository's `.venv`, else python3 on PATH. */
+export const workerPython = (configured?: string): string => {
+  if (configured) return configured;
   const venv = join(REPO_ROOT, ".venv/bin/python");
   return existsSync(venv) ? venv : "python3";
 };
@@ -55,7 +55,7 @@ export class WorkerProcess {
   #stderrTail: string[] = [];
   readonly exited: Promise<void>;
 
-  constructor(python = workerPython(), env: NodeJS.ProcessEnv = process.env) {
+  constructor(python: string, env: NodeJS.ProcessEnv) {
     this.child = spawn(python, ["-m", "atomstudio_worker"], {
       stdio: ["pipe", "pipe", "pipe"],
       env: { ...env, PYTHONUNBUFFERED: "1" },

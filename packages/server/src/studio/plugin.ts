@@ -22,7 +22,7 @@ import type { Plugin } from "../plugins.ts";
 /** The studio package's folder (sources, vite config). */
 export const studioPackageDir = (): string => fileURLToPath(new URL("../../../studio/", import.meta.url));
 
-export const studioDistDir = (): string => resolve(process.env.ATOMSTUDIO_STUDIO_DIST || join(studioPackageDir(), "dist"));
+export const studioDistDir = (configured?: string): string => resolve(configured || join(studioPackageDir(), "dist"));
 
 const newestMtime = (dir: string): number => {
   let t = 0;
@@ -34,8 +34,8 @@ const newestMtime = (dir: string): number => {
 };
 
 /** Whether dist is missing or older than the studio's sources (or the core it bundles). */
-export const studioIsStale = (): boolean => {
-  const index = join(studioDistDir(), "index.html");
+export const studioIsStale = (outDir = studioDistDir()): boolean => {
+  const index = join(outDir, "index.html");
   if (!existsSync(index)) return true;
   const pkg = studioPackageDir();
   const core = fileURLToPath(new URL("../../../core/src/", import.meta.url));
@@ -50,7 +50,8 @@ let building: Promise<void> | undefined;
  * Build the studio with Vite (once per process at a time; across processes a lock directory
  * keeps two builds from writing dist together). `ifStale`: skip when dist is newer than sources.
  */
-export const buildStudio = (opts: { ifStale?: boolean } = {}): Promise<void> => {
+export const buildStudio = (opts: { ifStale?: boolean; outDir?: string } = {}): Promise<void> => {
+  const outDir = opts.outDir ?? studioDistDir();
   building ??= (async () => {
     const lock = join(studioPackageDir(), ".build-lock");
     const deadline = Date.now() + 180_000;
@@ -70,14 +71,14 @@ export const buildStudio = (opts: { ifStale?: boolean } = {}): Promise<void> => 
       }
     }
     try {
-      if (opts.ifStale && !studioIsStale()) return;
+      if (opts.ifStale && !studioIsStale(outDir)) return;
       const vite = await import("vite");
       await vite.build({
         root: studioPackageDir(),
         logLevel: "warn",
         configFile: join(studioPackageDir(), "vite.config.ts"),
-        // Into the folder the service serves (ATOMSTUDIO_STUDIO_DIST may point elsewhere).
-        build: { outDir: studioDistDir(), emptyOutDir: true },
+        // Into the folder the service serves (the configuration may point elsewhere).
+        build: { outDir, emptyOutDir: true },
       });
     } finally {
       rmSync(lock, { recursive: true, force: true });
@@ -95,19 +96,19 @@ const notBuiltPage = (status: string): string => `<!doctype html><html><head><me
 <p>The service's API is available meanwhile: <a href="/api/docs">/api/docs</a>.</p></body></html>`;
 
 export interface StudioPluginOptions {
-  /** Build dist in the background when missing; default: yes, except under Vitest or with ATOMSTUDIO_STUDIO_AUTOBUILD=0. */
+  /** Build dist in the background when missing; default: the configuration's `studioAutoBuild`. */
   autoBuild?: boolean;
 }
 
 export const studioPlugin =
   (opts: StudioPluginOptions = {}): Plugin =>
-  async (app: FastifyInstance, _ctx: ServiceContext) => {
-    const dist = studioDistDir();
-    const autoBuild = opts.autoBuild ?? (process.env.ATOMSTUDIO_STUDIO_AUTOBUILD !== "0" && !process.env.VITEST);
+  async (app: FastifyInstance, ctx: ServiceContext) => {
+    const dist = studioDistDir(ctx.config.studioDist);
+    const autoBuild = opts.autoBuild ?? ctx.config.studioAutoBuild;
     let buildError: string | undefined;
     if (!existsSync(join(dist, "index.html")) && autoBuild) {
       app.log.warn(`The web studio is not built (${dist}); building it now with Vite`);
-      buildStudio().then(
+      buildStudio({ outDir: dist }).then(
         () => app.log.info("Web studio built"),
         (e: unknown) => {
           buildError = (e as Error).message;

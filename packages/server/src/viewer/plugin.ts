@@ -5,7 +5,7 @@
  */
 import websocket from "@fastify/websocket";
 import type { FastifyInstance } from "fastify";
-import type { ServiceContext } from "../context.ts";
+import { provide, type ServiceContext } from "../context.ts";
 import type { Plugin } from "../plugins.ts";
 import { ViewerHub, type ViewerSocket } from "./hub.ts";
 import { RedisBridge } from "./redis.ts";
@@ -23,8 +23,14 @@ export interface ViewerRelay {
   request(clientId: string | undefined, command: string, params?: unknown): Promise<unknown>;
 }
 
+declare module "../context.ts" {
+  interface Services {
+    viewer: ViewerRelay;
+  }
+}
+
 export interface ViewerPluginOptions {
-  /** Reply timeout; default 10 s (`ATOMSTUDIO_VIEWER_TIMEOUT_MS` overrides, for benches and tests). */
+  /** Reply timeout; default: the configuration's (10 s unless ATOMSTUDIO_VIEWER_TIMEOUT_MS). */
   timeoutMs?: number;
   /** Ping interval; a studio that has not answered the previous ping is dropped. Default 20 s. */
   heartbeatMs?: number;
@@ -35,8 +41,7 @@ export interface ViewerPluginOptions {
 export const viewerPlugin =
   (opts: ViewerPluginOptions = {}): Plugin =>
   async (app: FastifyInstance, ctx: ServiceContext) => {
-    const envTimeout = Number(process.env.ATOMSTUDIO_VIEWER_TIMEOUT_MS);
-    const timeoutMs = opts.timeoutMs ?? (envTimeout > 0 ? envTimeout : DEFAULT_VIEWER_TIMEOUT_MS);
+    const timeoutMs = opts.timeoutMs ?? ctx.config.viewerTimeoutMs ?? DEFAULT_VIEWER_TIMEOUT_MS;
     const hub = new ViewerHub(timeoutMs);
     const redisUrl = opts.redisUrl === null ? undefined : (opts.redisUrl ?? ctx.config.redisUrl);
     const bridge = redisUrl ? new RedisBridge(redisUrl, hub, app.log) : undefined;
@@ -51,7 +56,7 @@ export const viewerPlugin =
       request: (clientId, command, params = {}) =>
         bridge ? bridge.request(clientId, command, params, timeoutMs) : hub.request(clientId, command, params, timeoutMs),
     };
-    ctx.services.viewer = relay;
+    provide(ctx, "viewer", relay);
 
     // Another plugin (the optimization stream) may have registered the WebSocket support already.
     if (!app.hasDecorator("websocketServer")) await app.register(websocket, { options: { maxPayload: 256 * 1024 * 1024 } });

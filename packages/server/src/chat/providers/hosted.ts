@@ -7,6 +7,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import { AtomStudioError } from "atomstudio-core";
 import { z } from "zod";
 import { streamError, upstreamError } from "../errors.ts";
+import { heldSecrets } from "../secrets.ts";
 import type { SseStream } from "../sse.ts";
 import { type ChunkLike, ChunkNormalizer } from "./normalize.ts";
 import { openaiClient } from "./openai-compat.ts";
@@ -96,7 +97,7 @@ export const streamHosted = async (req: HostedRequest, sse: SseStream, env: Node
       { provider: spec.id, env: spec.keyVar },
       401,
     );
-  const secrets = [apiKey];
+  const secrets = heldSecrets(env, apiKey);
   let deltas: AsyncIterable<string>;
   try {
     deltas = await mod({

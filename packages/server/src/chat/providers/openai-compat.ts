@@ -6,6 +6,7 @@ import { AtomStudioError } from "atomstudio-core";
 import OpenAI from "openai";
 import { z } from "zod";
 import { streamError, upstreamError } from "../errors.ts";
+import { heldSecrets } from "../secrets.ts";
 import type { SseStream } from "../sse.ts";
 import { ChunkNormalizer } from "./normalize.ts";
 import { baseUrlOf, COMPAT_PROVIDERS, defaultModelOf, type ProviderSpec, serverKeyOf } from "./table.ts";
@@ -93,7 +94,7 @@ export const openaiClient = (baseURL: string, apiKey: string | null): OpenAI =>
 
 export const streamOpenAICompat = async (req: CompatRequest, sse: SseStream, env: NodeJS.ProcessEnv): Promise<void> => {
   const target = resolveCompatTarget(req, env);
-  const secrets = [target.apiKey];
+  const secrets = heldSecrets(env, target.apiKey);
   const client = openaiClient(target.baseURL, target.apiKey);
   const body: Record<string, unknown> = {
     model: target.model,

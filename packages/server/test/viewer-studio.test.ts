@@ -4,14 +4,10 @@ import { type RunningService, startService } from "../../studio/test/support.ts"
 
 describe("studio not built", () => {
   let svc: RunningService;
-  const saved = process.env.ATOMSTUDIO_STUDIO_DIST;
   beforeAll(async () => {
-    process.env.ATOMSTUDIO_STUDIO_DIST = "/nonexistent/atomstudio-studio-dist";
-    svc = await startService();
+    svc = await startService({ studioDist: "/nonexistent/atomstudio-studio-dist" });
   });
   afterAll(async () => {
-    if (saved === undefined) delete process.env.ATOMSTUDIO_STUDIO_DIST;
-    else process.env.ATOMSTUDIO_STUDIO_DIST = saved;
     await svc?.close();
   });
 

@@ -53,9 +53,17 @@ export interface RunningService {
 }
 
 export const startService = async (
-  opts: { timeoutMs?: number; heartbeatMs?: number; redisUrl?: string; token?: string; studio?: boolean } = {},
+  opts: {
+    timeoutMs?: number;
+    heartbeatMs?: number;
+    redisUrl?: string;
+    token?: string;
+    studio?: boolean;
+    studioDist?: string;
+  } = {},
 ): Promise<RunningService> => {
   const over: Partial<ServiceConfig> = { host: "127.0.0.1", port: 0, logLevel: "silent" };
+  if (opts.studioDist) over.studioDist = opts.studioDist;
   if (opts.token) over.token = opts.token;
   if (opts.redisUrl) over.redisUrl = opts.redisUrl;
   const config = loadConfig(over, {});

@@ -5,6 +5,7 @@ export * from "./errors.ts";
 export * from "./info.ts";
 export * from "./io/index.ts";
 export * from "./lattice.ts";
+export * from "./measure.ts";
 export * from "./ops/build.ts";
 export * from "./ops/edit.ts";
 export * from "./ops/slab.ts";

@@ -40,6 +40,7 @@ export const EXAMPLES: Example[] = [
     dict: crystal(cubic(5.64), [...fcc("Na"), ...fcc("Cl").map(([e, [x, y, z]]): Site => [e, [(x + 0.5) % 1, y, z]])]),
   },
   { id: "cu", name: "Cu (fcc)", dict: crystal(cubic(3.615), fcc("Cu")) },
+  { id: "pt", name: "Pt (fcc)", dict: crystal(cubic(3.924), fcc("Pt")) },
   {
     id: "si",
     name: "Si (diamond)",

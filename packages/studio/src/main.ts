@@ -2,18 +2,22 @@
  * The studio page: wires the toolbar and panels (index.html) to the studio object. Plain
  * TypeScript and DOM (see README.md for why no framework).
  */
-import * as core from "atomstudio-core";
 import { addAtom, deleteAtoms, fromDict, merge, moveAtoms, replaceAtom, type Structure, slab, supercell } from "atomstudio-core";
 import { setStudioApi } from "./api.ts";
 import { ensureToken } from "./auth.ts";
 import { EXAMPLES, exampleById } from "./examples.ts";
 import { mountOptimizePanel } from "./optimize/panel.ts";
 import { Studio } from "./studio.ts";
+import { type ElementStyle, mountElementPicker, renderLegend } from "./ui/elements.ts";
+import { clearErrors, invalid, readElement, readNumber, readVector } from "./ui/fields.ts";
+import { mountMeasureTool } from "./ui/measure.ts";
+import { bindShortcuts, renderShortcutHelp, shortcutTable } from "./ui/shortcuts.ts";
+import { renderSummary } from "./ui/summary.ts";
+import { applyTheme, initialTheme, type Theme } from "./ui/theme.ts";
 import { viewerToolDefinitions, viewerTools } from "./viewer/tools.ts";
+import { defaultElementColor } from "./viewer/viewer3d.ts";
 
 const $ = <T extends HTMLElement = HTMLElement>(id: string): T => document.getElementById(id) as T;
-const num = (id: string): number => Number($<HTMLInputElement>(id).value);
-const vec = (p: string): [number, number, number] => [num(`${p}-x`), num(`${p}-y`), num(`${p}-z`)];
 
 const status = (text: string, error = false): void => {
   const el = $("status");
@@ -136,22 +140,6 @@ $("btn-export").onclick = () => {
 // ---- undo / redo ------------------------------------------------------------------------------
 $("btn-undo").onclick = () => store.undo() || status("Nothing to undo");
 $("btn-redo").onclick = () => store.redo() || status("Nothing to redo");
-document.addEventListener("keydown", (e) => {
-  if ((e.target as HTMLElement).closest("input, textarea, [contenteditable], #assistant-panel")) return;
-  const mod = e.ctrlKey || e.metaKey;
-  if (mod && e.key.toLowerCase() === "z") {
-    e.preventDefault();
-    if (e.shiftKey) store.redo();
-    else store.undo();
-  } else if (mod && e.key.toLowerCase() === "y") {
-    e.preventDefault();
-    store.redo();
-  } else if ((e.key === "Delete" || e.key === "Backspace") && store.selection.length) {
-    e.preventDefault();
-    $("btn-delete").click();
-  } else if (e.key === "Escape") store.select([]);
-});
-
 // ---- selection --------------------------------------------------------------------------------
 let boxMode = false;
 $("btn-box").onclick = () => {
@@ -160,10 +148,11 @@ $("btn-box").onclick = () => {
 };
 $("btn-select-all").onclick = () => store.select([...Array(store.structure?.length ?? 0).keys()]);
 $("btn-clear-sel").onclick = () => store.select([]);
-$("btn-sel-element").onclick = () =>
-  void viewerTools
-    .select_by_element?.({ element: $<HTMLInputElement>("sel-element").value.trim() })
-    .catch((e: Error) => status(e.message, true));
+$("btn-sel-element").onclick = () => {
+  clearErrors("sel-element");
+  const element = readElement("sel-element");
+  if (element) void viewerTools.select_by_element?.({ element }).catch((e: Error) => invalid("sel-element", e.message));
+};
 
 // Box selection: Alt-drag, or any drag in box mode. Shift adds to the selection.
 let boxStart: { x: number; y: number; pageX: number; pageY: number; add: boolean } | null = null;
@@ -211,41 +200,65 @@ wrap.addEventListener(
 );
 
 // ---- editing (the core's functions, as the service runs them) ----------------------------------
-$("btn-add").onclick = () =>
-  edit("Add atom", (s) => addAtom(s, $<HTMLInputElement>("add-element").value.trim(), vec("add")).structure);
-$("btn-delete").onclick = () => {
+// Each form reads its labelled fields first; a bad value is explained beside its field and nothing runs.
+$("btn-add").onclick = () => {
+  clearErrors("add-element", "add-x", "add-y", "add-z");
+  const el = readElement("add-element");
+  let at = readVector("add");
+  if (at && $<HTMLInputElement>("add-relative").checked) {
+    const s = store.structure;
+    const [i] = store.selection;
+    if (!s || store.selection.length !== 1 || i === undefined) at = invalid("add-x", "Relative placement: select exactly one atom");
+    else at = [at[0] + (s.cart[3 * i] as number), at[1] + (s.cart[3 * i + 1] as number), at[2] + (s.cart[3 * i + 2] as number)];
+  }
+  if (el && at) edit("Add atom", (s) => addAtom(s, el, at).structure);
+};
+const deleteSelection = (): boolean => {
   const sel = needSelection();
   if (sel) edit("Delete", (s) => deleteAtoms(s, sel).structure);
+  return !!sel;
 };
+$("btn-delete").onclick = () => void deleteSelection();
 $("btn-replace").onclick = () => {
-  const sel = needSelection();
-  const el = $<HTMLInputElement>("replace-element").value.trim();
-  if (sel) edit("Replace", (s) => sel.reduce((acc, i) => replaceAtom(acc, i, el).structure, s));
+  clearErrors("replace-element");
+  const el = readElement("replace-element");
+  const sel = el && needSelection();
+  if (el && sel) edit("Replace", (s) => sel.reduce((acc, i) => replaceAtom(acc, i, el).structure, s));
 };
 $("btn-move").onclick = () => {
-  const sel = needSelection();
-  if (sel) edit("Move", (s) => moveAtoms(s, sel, vec("move")).structure);
+  clearErrors("move-x", "move-y", "move-z");
+  const by = readVector("move");
+  const sel = by && needSelection();
+  if (by && sel) edit("Move", (s) => moveAtoms(s, sel, by).structure);
 };
-$("btn-supercell").onclick = () =>
-  edit("Supercell", (s) => supercell(s, [num("sc-a"), num("sc-b"), num("sc-c")]), { keepView: false });
+$("btn-supercell").onclick = () => {
+  clearErrors("sc-a", "sc-b", "sc-c");
+  const n = ["sc-a", "sc-b", "sc-c"].map((id) => readNumber(id, { integer: true, min: 1, max: 10 }));
+  if (n.every((x) => x !== null)) edit("Supercell", (s) => supercell(s, n as number[]), { keepView: false });
+};
 $("btn-merge").onclick = () => {
+  clearErrors("merge-x", "merge-y", "merge-z");
   const ex = exampleById(mergeSource.value);
-  if (ex) edit("Merge", (s) => merge(s, fromDict(ex.dict), vec("merge"), $<HTMLSelectElement>("merge-mode").value));
+  const at = readVector("merge");
+  if (ex && at) edit("Merge", (s) => merge(s, fromDict(ex.dict), at, $<HTMLSelectElement>("merge-mode").value));
 };
 
 // Slab (the core's SlabGenerator semantics): thickness with no fractional part = layers, else Angstrom.
 $("slab-row").hidden = false;
-$("btn-slab").onclick = () =>
-  edit(
-    "Slab",
-    (s) =>
-      slab(s, {
-        miller: [num("slab-h"), num("slab-k"), num("slab-l")],
-        thickness: num("slab-thickness"),
-        vacuum: num("slab-vacuum"),
-      }).structure,
-    { keepView: false },
-  );
+$("btn-slab").onclick = () => {
+  const ids = ["slab-h", "slab-k", "slab-l", "slab-thickness", "slab-vacuum"];
+  clearErrors(...ids);
+  const miller = ["slab-h", "slab-k", "slab-l"].map((id) => readNumber(id, { integer: true, min: -20, max: 20 }));
+  const thickness = readNumber("slab-thickness", { min: 0 });
+  const vacuum = readNumber("slab-vacuum", { min: 0 });
+  if (miller.every((x) => x === 0)) invalid("slab-h", "Miller index: h, k and l cannot all be 0");
+  if (miller.some((x) => x === null) || miller.every((x) => x === 0) || thickness === null || vacuum === null) return;
+  if (thickness === 0) {
+    invalid("slab-thickness", "Thickness: more than 0 (layers if whole, else Å)");
+    return;
+  }
+  edit("Slab", (s) => slab(s, { miller: miller as number[], thickness, vacuum }).structure, { keepView: false });
+};
 
 // ---- view tools (the same registry the assistant calls) -----------------------------------------
 const LABELS: Record<string, string> = {
@@ -271,27 +284,63 @@ $<HTMLInputElement>("atom-scale").oninput = (e) =>
 $<HTMLInputElement>("bond-color").oninput = (e) =>
   void viewerTools.set_bond_color?.({ color: (e.target as HTMLInputElement).value });
 
-// ---- info lines ---------------------------------------------------------------------------------
+// ---- summary, legend, measurements ------------------------------------------------------------
+const elementStyles = new Map<string, ElementStyle>();
 const renderInfo = (): void => {
   const s = store.structure;
-  const info = $("structure-info");
-  if (!s) {
-    info.textContent = "No structure. Open a file, paste one, drop one here or pick an example.";
-  } else {
-    const lines = [`${store.name}`, `${core.structureFormula(s)} · ${s.length} atoms`];
-    if (s.lattice) {
-      const [a, b, c] = s.lattice.lengths;
-      const [al, be, ga] = s.lattice.angles;
-      lines.push(
-        `a ${a.toFixed(3)} b ${b.toFixed(3)} c ${c.toFixed(3)} Å`,
-        `α ${al.toFixed(1)} β ${be.toFixed(1)} γ ${ga.toFixed(1)}°`,
-      );
-    } else lines.push("molecule (no lattice)");
-    info.textContent = lines.join("\n");
-  }
+  renderSummary($("structure-summary"), $("summary-empty"), s, store.name);
+  renderLegend($("element-legend").querySelector("tbody") as HTMLElement, s, defaultElementColor, elementStyles, () =>
+    viewer.setElementStyles(elementStyles),
+  );
   $<HTMLButtonElement>("btn-undo").disabled = !store.canUndo;
   $<HTMLButtonElement>("btn-redo").disabled = !store.canRedo;
 };
+const measureKind = (): 2 | 3 | 4 =>
+  Number(document.querySelector<HTMLInputElement>('input[name="measure-kind"]:checked')?.value ?? 2) as 2 | 3 | 4;
+const measureTool = mountMeasureTool({
+  structure: () => store.structure,
+  kind: measureKind,
+  list: $<HTMLOListElement>("measurements"),
+  hint: $("measure-hint"),
+  button: $<HTMLButtonElement>("btn-measure"),
+  draw: (overlays, picked) => viewer.setOverlays(overlays, picked),
+});
+$("btn-measure").onclick = () => measureTool.setActive(!measureTool.active);
+$("btn-measure-clear").onclick = () => measureTool.clear();
+for (const r of Array.from(document.querySelectorAll<HTMLInputElement>('input[name="measure-kind"]')))
+  r.onchange = () => measureTool.setActive(measureTool.active);
+// In measure mode a click picks an atom for the measurement instead of selecting it.
+const selectOnPick = viewer.onPick;
+viewer.onPick = (site, ev) => (measureTool.active ? measureTool.pick(site) : selectOnPick?.(site, ev));
+
+// ---- element picker, theme, help -----------------------------------------------------------------
+const openPicker = mountElementPicker($<HTMLDialogElement>("element-picker"), $("periodic-table"));
+for (const b of Array.from(document.querySelectorAll<HTMLButtonElement>("button.pick-element")))
+  b.onclick = () => openPicker(b.dataset.target as string);
+
+let theme: Theme = initialTheme();
+const setTheme = (t: Theme): void => {
+  theme = t;
+  applyTheme(t, $<HTMLButtonElement>("btn-theme"), (background) => viewer.setOptions({ background }));
+};
+$("btn-theme").onclick = () => setTheme(theme === "dark" ? "light" : "dark");
+
+const shortcuts = shortcutTable({
+  undo: () => store.undo() || status("Nothing to undo"),
+  redo: () => store.redo() || status("Nothing to redo"),
+  deleteSelection: () => store.selection.length > 0 && deleteSelection(),
+  selectAll: () => store.select([...Array(store.structure?.length ?? 0).keys()]),
+  escape: () => {
+    if (measureTool.active) measureTool.setActive(false);
+    else store.select([]);
+  },
+  toggleMeasure: () => measureTool.setActive(!measureTool.active),
+  help: () => $<HTMLDialogElement>("help-dialog").showModal(),
+});
+bindShortcuts(shortcuts);
+renderShortcutHelp($("shortcut-table").querySelector("tbody") as HTMLElement, shortcuts);
+$("btn-help").onclick = () => $<HTMLDialogElement>("help-dialog").showModal();
+
 const renderSelection = (): void => {
   const s = store.structure;
   const sel = store.selection;
@@ -301,8 +350,17 @@ const renderSelection = (): void => {
         .map((i) => `${s?.species[i]?.[0]?.element ?? "?"}${i}`)
         .join(", ")}${sel.length > 12 ? ", …" : ""}`
     : "Nothing selected";
+  const [only] = sel;
+  if (s && sel.length === 1 && only !== undefined)
+    $("selection-info").textContent += ` at (${[0, 1, 2].map((c) => (s.cart[3 * only + c] as number).toFixed(3)).join(", ")}) Å`;
 };
-store.subscribe((c) => (c.kind === "structure" ? renderInfo() : renderSelection()));
+store.subscribe((c) => {
+  if (c.kind === "selection") return renderSelection();
+  // An edit keeps the measurements (re-measured); another structure starts without them.
+  if (c.keepView) measureTool.refresh();
+  else measureTool.clear();
+  renderInfo();
+});
 
 // ---- start ------------------------------------------------------------------------------------
 window.addEventListener("resize", () => viewer.resize());
@@ -314,6 +372,7 @@ window.atomstudio = studio.api;
 setStudioApi(studio.api);
 
 mountOptimizePanel($("optimize-panel"), studio);
+setTheme(theme);
 
 // The assistant panel, when that module exists: src/assistant/index.ts exporting mountAssistant(el, api).
 const assistant = import.meta.glob<{ mountAssistant?: (el: HTMLElement, api: typeof studio.api) => void }>(

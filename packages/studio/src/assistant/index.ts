@@ -53,12 +53,16 @@ export const mountAssistant = (el: HTMLElement, api: StudioApi): void => {
   const title = h("strong", undefined, "Assistant");
   const providerSel = h("select", "as-provider");
   providerSel.title = "Provider";
+  providerSel.setAttribute("aria-label", "Assistant provider");
   const modelSel = h("select", "as-model");
   modelSel.title = "Model";
+  modelSel.setAttribute("aria-label", "Assistant model");
   const refresh = h("button", "as-icon", "↻");
   refresh.title = "Reload the provider list";
+  refresh.setAttribute("aria-label", "Reload the provider list");
   const clear = h("button", "as-icon", "✕");
   clear.title = "New conversation";
+  clear.setAttribute("aria-label", "New conversation");
   head.append(title, providerSel, modelSel, refresh, clear);
   const status = h("div", "as-status");
   const log = h("div", "as-log");

@@ -2,7 +2,7 @@
  * The 3D viewer: 3Dmol.js driven through our scene (adapter.ts). Everything here speaks site
  * indices; the drawn-atom ↔ site map stays inside.
  */
-import { createViewer, type GLViewer } from "3dmol";
+import { createViewer, elementColors, type GLViewer } from "3dmol";
 import type { Structure } from "atomstudio-core";
 import { buildScene, type Scene } from "./adapter.ts";
 import { DEFAULT_VIEW, type ViewOptions } from "./options.ts";
@@ -39,6 +39,22 @@ export const eulerQuaternion = (deg: readonly number[]): [number, number, number
   return [sx * cy * cz - cx * sy * sz, cx * sy * cz + sx * cy * sz, cx * cy * sz - sx * sy * cz, cx * cy * cz + sx * sy * sz];
 };
 
+/** A per-element look that overrides the defaults (the studio's legend). */
+export interface ElementStyle {
+  color?: string;
+  radius?: number;
+}
+
+/** Something drawn over the structure: dashed segments through `points`, `text` at their middle. */
+export interface Overlay {
+  points: [number, number, number][];
+  text: string;
+}
+
+/** 3Dmol's Jmol colour of an element (what atoms are drawn in unless overridden). */
+export const defaultElementColor = (element: string): number | undefined =>
+  (elementColors.Jmol as Record<string, number>)[element];
+
 export class MolViewer {
   readonly viewer: GLViewer;
   readonly container: HTMLElement;
@@ -50,6 +66,10 @@ export class MolViewer {
   onPick: ((site: number, ev: { shiftKey: boolean; ctrlKey: boolean; metaKey: boolean }) => void) | undefined;
   // biome-ignore lint/suspicious/noExplicitAny: 3Dmol's model type is not exported by name
   #model: any = null;
+  elementStyles = new Map<string, ElementStyle>();
+  overlays: Overlay[] = [];
+  /** Sites picked for a measurement in progress (drawn as halos). */
+  picked: number[] = [];
   /** The view after fitting, with no rotation: what reset_camera returns to. */
   #homeView: number[] | null = null;
 
@@ -115,6 +135,21 @@ export class MolViewer {
     this.viewer.render();
   }
 
+  /** Colour and radius overrides per element. */
+  setElementStyles(styles: Map<string, ElementStyle>): void {
+    this.elementStyles = new Map(styles);
+    this.#style();
+    this.viewer.render();
+  }
+
+  /** Measurements to draw, and the sites of one in progress. */
+  setOverlays(overlays: Overlay[], picked: number[] = []): void {
+    this.overlays = overlays;
+    this.picked = picked;
+    this.#decorate();
+    this.viewer.render();
+  }
+
   setSelection(sites: Iterable<number>): void {
     const next = new Set(sites);
     if (next.size === this.selection.size && [...next].every((i) => this.selection.has(i))) return;
@@ -134,6 +169,14 @@ export class MolViewer {
     const sphere = { colorscheme: "Jmol", ...(o.atomRadius ? { radius: o.atomRadius } : { scale: o.atomScale }) };
     const base = { ...(o.showAtoms ? { sphere } : {}), ...stick };
     model.setStyle({}, base);
+    for (const [elem, st] of this.elementStyles) {
+      if (st.color === undefined && st.radius === undefined) continue;
+      const sp = {
+        ...(st.color ? { color: st.color } : { colorscheme: "Jmol" }),
+        ...(st.radius ? { radius: st.radius } : o.atomRadius ? { radius: o.atomRadius } : { scale: o.atomScale }),
+      };
+      model.setStyle({ elem }, { ...(o.showAtoms ? { sphere: sp } : {}), ...stick });
+    }
     if (this.selection.size) {
       const sel = this.selection;
       const site = this.scene.atomToSite;
@@ -179,6 +222,36 @@ export class MolViewer {
           inFront: true,
         } as never);
       }
+    }
+    for (const ov of this.overlays) {
+      const pts = ov.points;
+      for (let k = 0; k + 1 < pts.length; k++) {
+        const [p, q] = [pts[k]!, pts[k + 1]!];
+        v.addCylinder({
+          start: { x: p[0], y: p[1], z: p[2] },
+          end: { x: q[0], y: q[1], z: q[2] },
+          radius: 0.035,
+          color: "#0077cc",
+          dashed: true,
+          fromCap: 1,
+          toCap: 1,
+        } as never);
+      }
+      const mid = [0, 1, 2].map((c) => pts.reduce((acc, p) => acc + p[c]!, 0) / pts.length);
+      v.addLabel(ov.text, {
+        position: { x: mid[0], y: mid[1], z: mid[2] },
+        fontSize: 12,
+        fontColor: "white",
+        backgroundColor: "#0077cc",
+        backgroundOpacity: 0.85,
+        inFront: true,
+      } as never);
+    }
+    for (const site of this.picked) {
+      const id = scene.siteToAtom[site];
+      if (id === undefined) continue;
+      const a = scene.atoms[id]!;
+      v.addSphere({ center: { x: a.x, y: a.y, z: a.z }, radius: 0.7, color: "#0077cc", opacity: 0.35 } as never);
     }
     if (o.showForces) {
       const forces: [number, number[]][] = [];

@@ -208,7 +208,8 @@ $("btn-add").onclick = () => {
   if (at && $<HTMLInputElement>("add-relative").checked) {
     const s = store.structure;
     const [i] = store.selection;
-    if (!s || store.selection.length !== 1 || i === undefined) at = invalid("add-x", "Relative placement: select exactly one atom");
+    if (!s || store.selection.length !== 1 || i === undefined)
+      at = invalid("add-x", "Relative placement: select exactly one atom");
     else at = [at[0] + (s.cart[3 * i] as number), at[1] + (s.cart[3 * i + 1] as number), at[2] + (s.cart[3 * i + 2] as number)];
   }
   if (el && at) edit("Add atom", (s) => addAtom(s, el, at).structure);

@@ -5,16 +5,44 @@
  * axe-core, screenshots at 1280×720 and 1920×1080 kept as artefacts, and the whole newcomer task:
  * a Pt(111) slab with CO on top, the C–Pt distance measured, exported.
  */
-import { mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { parseStructureFile, structureFormula } from "atomstudio-core";
 import { REPO_ROOT, runPython, testdataPath } from "atomstudio-testkit";
+import pixelmatch from "pixelmatch";
 import type { Browser, Page } from "playwright-core";
+import { PNG } from "pngjs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureStudioBuilt, hasChromium, launchBrowser, openStudio, type RunningService, startService } from "./support.ts";
 
 const ARTEFACTS = join(REPO_ROOT, ".test-output", "screenshots");
+/** Reference screenshots (committed); `ATOMSTUDIO_UPDATE_BASELINES=1` rewrites them after an intended change. */
+const BASELINES = join(REPO_ROOT, "packages/studio/test/baselines");
+const updateBaselines = process.env.ATOMSTUDIO_UPDATE_BASELINES === "1";
+/**
+ * Share of pixels allowed to differ from the baseline. Software WebGL renders the same scene the
+ * same way on this kind of machine; the margin absorbs anti-aliasing of text and sphere edges, not
+ * a moved panel, a lost label or a changed colour (each of those changes far more pixels).
+ */
+const MAX_DIFF_SHARE = 0.005;
+
+/** Compare a screenshot with its baseline; write the difference image beside the artefacts. */
+const compareWithBaseline = (name: string, png: Buffer): { share: number; baseline: boolean } => {
+  const file = join(BASELINES, name);
+  if (updateBaselines || !existsSync(file)) {
+    mkdirSync(BASELINES, { recursive: true });
+    writeFileSync(file, png);
+    return { share: 0, baseline: false };
+  }
+  const want = PNG.sync.read(readFileSync(file));
+  const got = PNG.sync.read(png);
+  if (want.width !== got.width || want.height !== got.height) return { share: 1, baseline: true };
+  const diff = new PNG({ width: got.width, height: got.height });
+  const n = pixelmatch(want.data, got.data, diff.data, got.width, got.height, { threshold: 0.1 });
+  writeFileSync(join(ARTEFACTS, name.replace(/\.png$/, ".diff.png")), PNG.sync.write(diff));
+  return { share: n / (got.width * got.height), baseline: true };
+};
 const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 
 type StudioWindow = { __atomstudio: import("../src/studio.ts").Studio };
@@ -107,6 +135,26 @@ describe.skipIf(!hasChromium)("studio usability (a newcomer's tasks)", () => {
     expect(shown.angles).toBe([alpha, beta, gamma].map((x: number) => x.toFixed(2)).join(", "));
     expect(shown.volume).toBe(volume.toFixed(3));
     expect(shown.density).toBe(info.density.toFixed(4));
+    // And the same values straight from pymatgen, reading the same file.
+    const pmg = await runPython<Record<string, string>>(
+      `
+import json, sys, warnings
+warnings.simplefilter("ignore")
+from pymatgen.core import Structure
+from pymatgen.symmetry.analyzer import SpacegroupAnalyzer
+s = Structure.from_file(json.load(sys.stdin))
+sga = SpacegroupAnalyzer(s)
+L = s.lattice
+print(json.dumps({
+  "formula": s.composition.formula, "reduced_formula": s.composition.reduced_formula, "n_atoms": str(len(s)),
+  "space_group": f"{sga.get_space_group_symbol()} ({sga.get_space_group_number()})",
+  "abc": ", ".join(f"{x:.4f}" for x in L.abc), "angles": ", ".join(f"{x:.2f}" for x in L.angles),
+  "volume": f"{L.volume:.3f}", "density": f"{float(s.density):.4f}",
+}))
+`,
+      file,
+    );
+    expect(shown).toMatchObject(pmg);
   });
 
   it("shows charge and spin for a molecule, and follows every edit", async () => {
@@ -243,9 +291,15 @@ print(json.dumps([m.get_distance(0, 1), m.get_angle(0, 1, 2), m.get_dihedral(0, 
     expect(await page.getAttribute("html", "data-theme")).toBe("light");
   });
 
-  it("lays out at 1280×720 and 1920×1080 (screenshots kept as artefacts)", async () => {
+  it("lays out at 1280×720 and 1920×1080 (screenshots kept as artefacts and compared with the baselines)", async () => {
     mkdirSync(ARTEFACTS, { recursive: true });
     await page.selectOption("#examples", "tio2");
+    await page.waitForFunction(
+      () => document.querySelector('#structure-summary dd[data-key="space_group"]')?.textContent !== "…",
+    );
+    // No hover effect or focus ring in the pictures: only what the layout itself draws.
+    await page.mouse.move(0, 0);
+    await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
     for (const [w, h] of [
       [1280, 720],
       [1920, 1080],
@@ -271,7 +325,13 @@ print(json.dumps([m.get_distance(0, 1), m.get_angle(0, 1, 2), m.get_dihedral(0, 
       for (const theme of ["light", "dark"]) {
         if ((await page.getAttribute("html", "data-theme")) !== theme) await page.click("#btn-theme");
         await page.waitForTimeout(200);
-        await page.screenshot({ path: join(ARTEFACTS, `studio-${w}x${h}-${theme}.png`) });
+        const name = `studio-${w}x${h}-${theme}.png`;
+        const png = await page.screenshot({ path: join(ARTEFACTS, name) });
+        const { share, baseline } = compareWithBaseline(name, png);
+        if (!baseline) console.warn(`*** baseline ${name} written (no earlier baseline or ATOMSTUDIO_UPDATE_BASELINES=1) ***`);
+        expect(share, `${name}: share of pixels unlike the baseline (diff image in .test-output/screenshots)`).toBeLessThan(
+          MAX_DIFF_SHARE,
+        );
       }
       await page.click("#btn-theme");
     }

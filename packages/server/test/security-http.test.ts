@@ -6,11 +6,23 @@
 import { randomBytes } from "node:crypto";
 import { connect } from "node:net";
 import type { FastifyInstance } from "fastify";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import { fakeStudio, hasRedis, type RunningService, startRedis, startService } from "../../studio/test/support.ts";
+import {
+  ensureStudioBuilt,
+  fakeStudio,
+  hasChromium,
+  hasRedis,
+  launchBrowser,
+  openStudio,
+  type RunningService,
+  startRedis,
+  startService,
+} from "../../studio/test/support.ts";
 import type { ServiceConfig } from "../src/config.ts";
 import { buildApp } from "../src/http/app.ts";
+import { LocalClaims } from "../src/viewer/claims.ts";
 import { cuCell, testConfig } from "./helpers.ts";
 
 interface RawReply {
@@ -128,6 +140,10 @@ describe("the token is decided on the matched route, not on the URL text", () =>
     ["GET /%61pi/optimize/ws", { upgrade: true }, 401],
     ["GET /api/view/ws?token=wrong", { upgrade: true }, 401],
     ["GET /api/view/ws?token=s3cret-token", { upgrade: true }, 101],
+    ["GET /api/tools", {}, 401],
+    // Dot segments do not lead out of a public route into a protected one.
+    ["GET /api/docs/../tools", {}, 404],
+    ["GET /api/docs/%2e%2e/tools", {}, 404],
     ["GET /api/health", { headers: BEARER }, 200],
     ["GET /%61pi/health", { headers: BEARER }, 200],
     // A token in the query is for WebSocket upgrades only (browsers cannot set their headers).
@@ -440,4 +456,66 @@ describe("a viewer client id belongs to the connection that claimed it", () => {
     const info = await (await fetch(`${s.url}/api/view/structure-info`)).json();
     expect(info.formula).toBe("Cu4");
   });
+});
+
+describe("claims of one process", () => {
+  it("forget the oldest released claims first, never a connected one", async () => {
+    const claims = new LocalClaims(60_000, 2);
+    expect(await claims.claim("a", "secret-of-a-0000")).toBe(true);
+    expect(await claims.claim("b", "secret-of-b-0000")).toBe(true);
+    claims.release("b");
+    expect(await claims.claim("c", "secret-of-c-0000")).toBe(true);
+    // [id, secret, granted]: b was released and forgotten; a is connected and kept.
+    const rows: Array<[string, string, boolean]> = [
+      ["a", "secret-of-x-0000", false],
+      ["b", "secret-of-x-0000", true],
+      ["c", "secret-of-x-0000", false],
+      ["a", "secret-of-a-0000", true],
+    ];
+    for (const [id, secret, granted] of rows) expect(await claims.claim(id, secret), `${id} ${secret}`).toBe(granted);
+  });
+
+  it("end when their time is up", async () => {
+    const claims = new LocalClaims(50);
+    await claims.claim("lab", "secret-of-lab-00");
+    claims.release("lab");
+    expect(await claims.claim("lab", "another-secret-0")).toBe(false);
+    await new Promise((r) => setTimeout(r, 80));
+    expect(await claims.claim("lab", "another-secret-0")).toBe(true);
+  });
+});
+
+describe.skipIf(!hasChromium)("the studio keeps its client id with the secret, and gives up one that is taken", () => {
+  let svc: RunningService;
+  let browser: Browser;
+  beforeAll(async () => {
+    await ensureStudioBuilt();
+    svc = await startService({});
+    browser = await launchBrowser();
+  }, 300_000);
+  afterAll(async () => {
+    await browser?.close();
+    await svc?.close();
+  });
+
+  const clientIdOf = (page: Page) => page.evaluate(() => document.body.dataset.clientId);
+
+  it("reloads into the same id; another browser asking for it gets a fresh one", async () => {
+    const owner = await openStudio(browser, svc.url, { query: "client_id=lab" });
+    expect(await clientIdOf(owner)).toBe("lab");
+    await owner.reload();
+    await owner.waitForSelector('body[data-relay="connected"]', { timeout: 60_000 });
+    expect(await clientIdOf(owner)).toBe("lab");
+    // Another browser profile (no secret) asks for the same id.
+    const other = await openStudio(browser, svc.url, { query: "client_id=lab" });
+    await other.waitForFunction(() => document.body.dataset.clientId && document.body.dataset.clientId !== "lab", null, {
+      timeout: 30_000,
+    });
+    expect(await clientIdOf(other)).toMatch(/^[0-9a-f-]{36}$/);
+    // Requests naming "lab" still reach the owner's page.
+    const r = await fetch(`${svc.url}/api/view/selection?client_id=lab`);
+    expect(r.status).toBe(200);
+    await owner.context().close();
+    await other.context().close();
+  }, 180_000);
 });

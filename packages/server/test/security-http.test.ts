@@ -148,6 +148,7 @@ describe("the token is decided on the matched route, not on the URL text", () =>
     ["GET /%61pi/health", { headers: BEARER }, 200],
     // A token in the query is for WebSocket upgrades only (browsers cannot set their headers).
     ["GET /api/health?token=s3cret-token", {}, 401],
+    ["GET /api/health?token=s3cret-token", { upgrade: true }, 401],
     // Documentation carries no data: public.
     ["GET /api/openapi.json", {}, 200],
     ["GET /%61pi/openapi.json", {}, 200],

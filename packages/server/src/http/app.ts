@@ -1,6 +1,6 @@
 /**
  * The Fastify application: routes generated from the operation registry, plus the service's
- * safety defaults (guards.ts: Origin/Host, bearer token, 405; CORS allowlist, body cap,
+ * safety defaults (guard.ts: Origin/Host, bearer token, 405; CORS allowlist, body cap,
  * ErrorResponse for every failure).
  */
 import cors from "@fastify/cors";

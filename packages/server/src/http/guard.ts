@@ -25,6 +25,8 @@ declare module "fastify" {
   interface FastifyContextConfig {
     /** The route carries no data: answered without the bearer token. */
     public?: boolean;
+    /** A WebSocket route (set by the guards): its upgrade may carry the token as `?token=`. */
+    webSocket?: boolean;
   }
 }
 
@@ -93,15 +95,21 @@ const isPreflight = (req: FastifyRequest): boolean =>
 
 export const registerGuards = (app: FastifyInstance, config: ServiceConfig): void => {
   const token = config.token;
+  app.addHook("onRoute", (route) => {
+    if ((route as { websocket?: boolean }).websocket) route.config = { ...route.config, webSocket: true };
+  });
   app.addHook("onRequest", async (req, reply) => {
     const refused = originRefusal(req, config);
     if (refused) return sendError(reply, req, new AtomStudioError("FORBIDDEN_ORIGIN", refused, undefined, 403));
     if (!token || req.routeOptions.config?.public === true) return;
     // @fastify/cors (registered when origins are configured) answers the preflight next.
     if (isPreflight(req) && config.corsOrigins.length) return;
-    // Browsers cannot set headers on WebSocket upgrades: those may carry ?token=.
+    // Browsers cannot set headers on WebSocket upgrades: those, and only those, may carry ?token=.
     const queryToken = (req.query as Record<string, unknown> | undefined)?.token;
-    const viaQuery = req.headers.upgrade?.toLowerCase() === "websocket" && typeof queryToken === "string";
+    const viaQuery =
+      req.routeOptions.config?.webSocket === true &&
+      req.headers.upgrade?.toLowerCase() === "websocket" &&
+      typeof queryToken === "string";
     if (tokenMatches(req.headers.authorization, token) || (viaQuery && tokenMatches(`Bearer ${queryToken}`, token))) return;
     return sendError(reply, req, new AtomStudioError("UNAUTHORIZED", "Missing or invalid bearer token", undefined, 401));
   });

@@ -74,7 +74,8 @@ export const hostAllowed = (config: ServiceConfig, hostname: string): boolean =>
  */
 export const originRefusal = (req: FastifyRequest, config: ServiceConfig): string | undefined => {
   const host = req.headers.host;
-  if (host !== undefined && !hostAllowed(config, hostnameOf(host))) return `Host ${host} is not allowed`;
+  if (host !== undefined && !hostAllowed(config, hostnameOf(host)))
+    return `Host ${host} is not allowed (the operator may list ${hostnameOf(host) || "it"} in ATOMSTUDIO_ALLOWED_HOSTS)`;
   const absolute = /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)/i.exec(req.raw.url ?? "");
   if (absolute && !hostAllowed(config, hostnameOf(absolute[1] as string)))
     return `Host ${absolute[1]} of the request target is not allowed`;
@@ -86,7 +87,9 @@ export const originRefusal = (req: FastifyRequest, config: ServiceConfig): strin
   } catch {
     return `Origin ${origin} is not allowed`;
   }
-  return host !== undefined && originHost.toLowerCase() === host.toLowerCase() ? undefined : `Origin ${origin} is not allowed`;
+  return host !== undefined && originHost.toLowerCase() === host.toLowerCase()
+    ? undefined
+    : `Origin ${origin} is not allowed (the operator may list it in ATOMSTUDIO_CORS_ORIGINS)`;
 };
 
 /** A browser's CORS preflight (never carries credentials). */

@@ -33,6 +33,7 @@ const serve = async (args: string[]): Promise<void> => {
   const enabled = [
     config.token ? "bearer token required" : "no token (loopback only)",
     config.corsOrigins.length ? `CORS: ${config.corsOrigins.join(", ")}` : "CORS: same origin",
+    ...(config.allowedHosts.length ? [`host names: ${config.allowedHosts.join(", ")}`] : []),
     config.redisUrl ? "viewer relay: Redis" : "viewer relay: in-process",
   ];
   process.stdout.write(

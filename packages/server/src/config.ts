@@ -42,6 +42,10 @@ export const SETTINGS = {
   },
   ATOMSTUDIO_ALLOW_UNAUTHENTICATED: { schema: flag, doc: "`1`: allow a non-loopback address without a token" },
   ATOMSTUDIO_CORS_ORIGINS: { schema: list, doc: "extra allowed origins, comma separated (default: same origin only)" },
+  ATOMSTUDIO_ALLOWED_HOSTS: {
+    schema: list,
+    doc: "host names the service is reached by besides loopback names and IP addresses, comma separated (see SECURITY.md)",
+  },
   ATOMSTUDIO_MAX_BODY_MB: { schema: z.coerce.number().positive().optional(), doc: "request body cap in MiB (default 64)" },
   ATOMSTUDIO_REDIS_URL: { schema: nonEmpty, doc: "Redis for the cross-process viewer relay" },
   ATOMSTUDIO_LOG_LEVEL: {
@@ -102,6 +106,8 @@ export interface ServiceConfig {
   allowUnauthenticated: boolean;
   /** Extra origins allowed by CORS; empty: same origin only. */
   corsOrigins: string[];
+  /** Host names accepted in Host besides loopback names, IP addresses, the listen address and the CORS origins' hosts. */
+  allowedHosts: string[];
   /** Request body cap in bytes. */
   bodyLimit: number;
   redisUrl: string | undefined;
@@ -142,6 +148,7 @@ export const loadConfig = (flags: Partial<ServiceConfig> = {}, env: Environment 
     token: flags.token ?? s.ATOMSTUDIO_TOKEN,
     allowUnauthenticated: flags.allowUnauthenticated ?? s.ATOMSTUDIO_ALLOW_UNAUTHENTICATED ?? false,
     corsOrigins: flags.corsOrigins ?? s.ATOMSTUDIO_CORS_ORIGINS ?? [],
+    allowedHosts: flags.allowedHosts ?? s.ATOMSTUDIO_ALLOWED_HOSTS ?? [],
     bodyLimit: flags.bodyLimit ?? Math.round((s.ATOMSTUDIO_MAX_BODY_MB ?? 64) * 1024 * 1024),
     redisUrl: flags.redisUrl ?? s.ATOMSTUDIO_REDIS_URL,
     logLevel: flags.logLevel ?? s.ATOMSTUDIO_LOG_LEVEL ?? "info",

@@ -164,28 +164,34 @@ export const canvasStats = async (page: Page): Promise<ImageStats> => {
   return imageStats(page, b64, "image/png");
 };
 
-/** A studio that is only a WebSocket: answers with `answer`, or never when it returns undefined. */
+/**
+ * A studio that is only a WebSocket: answers with `answer`, or never when it returns undefined.
+ * It may ask for a client id (and prove it owns it with the secret the service issued for it);
+ * a connection the service refuses rejects with its HTTP status or WebSocket close code.
+ */
 export const fakeStudio = async (
   baseUrl: string,
   answer: (command: string, params: unknown) => unknown | undefined,
-  opts: { clientId?: string; token?: string } = {},
-): Promise<{ ws: WebSocket; clientId: string; received: string[]; close(): void }> => {
+  opts: { clientId?: string; clientSecret?: string; token?: string } = {},
+): Promise<{ ws: WebSocket; clientId: string; clientSecret: string; received: string[]; close(): void }> => {
   const q = new URLSearchParams();
   if (opts.clientId) q.set("client_id", opts.clientId);
+  if (opts.clientSecret) q.set("client_secret", opts.clientSecret);
   if (opts.token) q.set("token", opts.token);
   const ws = new WebSocket(`${baseUrl.replace(/^http/, "ws")}/api/view/ws${q.size ? `?${q}` : ""}`);
   const received: string[] = [];
-  const clientId = await new Promise<string>((resolve, reject) => {
+  const welcome = await new Promise<{ client_id: string; client_secret: string }>((resolve, reject) => {
     ws.once("error", reject);
+    ws.once("close", (code, reason) => reject(new Error(`closed before welcome: ${code} ${reason}`)));
     ws.on("message", (data) => {
       const msg = JSON.parse(String(data));
-      if (msg.type === "welcome") return resolve(msg.client_id);
+      if (msg.type === "welcome") return resolve(msg);
       received.push(msg.command);
       const out = answer(msg.command, msg.params);
       if (out !== undefined) ws.send(JSON.stringify({ id: msg.id, ...(out as object) }));
     });
   });
-  return { ws, clientId, received, close: () => ws.close() };
+  return { ws, clientId: welcome.client_id, clientSecret: welcome.client_secret, received, close: () => ws.close() };
 };
 
 export const freePort = (): Promise<number> =>

@@ -1,8 +1,8 @@
 /**
  * The Fastify application: routes generated from the operation registry, plus the service's
- * safety defaults (bearer token, CORS allowlist, body cap, ErrorResponse for every failure).
+ * safety defaults (guard.ts: Origin/Host, bearer token, 405; CORS allowlist, body cap,
+ * ErrorResponse for every failure).
  */
-import { timingSafeEqual } from "node:crypto";
 import cors from "@fastify/cors";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
@@ -17,6 +17,7 @@ import type { Operation } from "../registry/operation.ts";
 import { assistantTools, mcpTools } from "../registry/tools.ts";
 import { parseInput } from "../registry/validate.ts";
 import { sendError } from "./errors.ts";
+import { methodNotAllowed, registerGuards } from "./guard.ts";
 import { registerMultipart } from "./multipart.ts";
 
 export interface AppOptions {
@@ -26,17 +27,6 @@ export interface AppOptions {
   /** Plugins registered after the registry's routes; default: every plugin of the service. */
   plugins?: readonly Plugin[];
 }
-
-const tokenMatches = (header: string | undefined, token: string): boolean => {
-  const m = /^Bearer\s+(.+)$/i.exec(header ?? "");
-  if (!m) return false;
-  const a = Buffer.from(m[1] as string);
-  const b = Buffer.from(token);
-  return a.length === b.length && timingSafeEqual(a, b);
-};
-
-/** Documentation carries no data, so a browser can read it without the token. */
-const isPublicDoc = (url: string): boolean => url === "/api/openapi.json" || url === "/api/docs" || url.startsWith("/api/docs/");
 
 export const buildApp = async (opts: AppOptions): Promise<{ app: FastifyInstance; ctx: ServiceContext }> => {
   const { config } = opts;
@@ -58,26 +48,22 @@ export const buildApp = async (opts: AppOptions): Promise<{ app: FastifyInstance
     sendError(reply, req, new AtomStudioError("NOT_FOUND", `No route ${req.method} ${req.url.split("?")[0]}`, undefined, 404)),
   );
 
-  if (config.token) {
-    const token = config.token;
-    app.addHook("onRequest", async (req, reply) => {
-      const url = req.url.split("?")[0] as string;
-      if (!(url.startsWith("/api") || url.startsWith("/mcp")) || isPublicDoc(url)) return;
-      const queryToken = (req.query as Record<string, unknown> | undefined)?.token;
-      // Browsers cannot set headers on WebSocket upgrades: those may carry ?token=.
-      const viaQuery = req.headers.upgrade?.toLowerCase() === "websocket" && typeof queryToken === "string";
-      if (tokenMatches(req.headers.authorization, token) || (viaQuery && tokenMatches(`Bearer ${queryToken}`, token))) return;
-      return sendError(reply, req, new AtomStudioError("UNAUTHORIZED", "Missing or invalid bearer token", undefined, 401));
-    });
-  }
+  registerGuards(app, config);
+  const wrongMethods = methodNotAllowed(app);
 
   registerMultipart(app, config.bodyLimit);
   if (config.corsOrigins.length) await app.register(cors, { origin: config.corsOrigins, credentials: false });
 
   const document = openApiDocument(operations);
   await app.register(swagger, { mode: "static", specification: { document: document as never } });
-  await app.register(swaggerUi, { routePrefix: "/api/docs" });
-  app.get("/api/openapi.json", async () => document);
+  // Documentation carries no data, so a browser can read it without the token.
+  await app.register(async (docs) => {
+    docs.addHook("onRoute", (route) => {
+      route.config = { ...route.config, public: true };
+    });
+    await docs.register(swaggerUi, { routePrefix: "/api/docs" });
+  });
+  app.get("/api/openapi.json", { config: { public: true } }, async () => document);
   app.get("/api/tools", async () => ({ assistant: assistantTools(operations), mcp: mcpTools(operations) }));
 
   for (const op of operations) {
@@ -101,6 +87,7 @@ export const buildApp = async (opts: AppOptions): Promise<{ app: FastifyInstance
   }
 
   for (const plugin of opts.plugins ?? defaultPlugins) await plugin(app, ctx);
+  wrongMethods.finish();
   // Services that hold processes or connections (calculator workers, Redis) close with the app.
   app.addHook("onClose", async () => {
     for (const service of Object.values(ctx.services) as Array<Partial<Closable> | undefined>) await service?.close?.();

@@ -5,15 +5,15 @@
  * `{type: "result", ...}`, `{type: "cancelled", ...}`, `{type: "error", error, code}`.
  * Closing the socket cancels the run.
  */
-import websocket from "@fastify/websocket";
 import { isAtomStudioError } from "atomstudio-core";
 import type { FastifyInstance } from "fastify";
 import type { ServiceContext } from "../context.ts";
 import { errorResponse } from "../http/errors.ts";
+import { ensureWebSocket } from "../http/websocket.ts";
 import { OptimizeEnvelope, runOptimization } from "./service.ts";
 
 export const optimizeWsPlugin = async (app: FastifyInstance, ctx: ServiceContext): Promise<void> => {
-  if (!app.hasDecorator("websocketServer")) await app.register(websocket, { options: { maxPayload: 256 * 1024 * 1024 } });
+  await ensureWebSocket(app, ctx.config);
   app.get("/api/optimize/ws", { websocket: true }, (socket) => {
     let running: { cancel: () => void } | undefined;
     let cancelled = false;

@@ -119,7 +119,8 @@ export const studioPlugin =
 
     await app.register(fastifyStatic, { root: dist, serve: false });
 
-    app.get("/*", async (req, reply) => {
+    // The studio's files carry no data (the page asks for the token itself): public.
+    app.get("/*", { config: { public: true } }, async (req, reply) => {
       const path = decodeURIComponent((req.url.split("?")[0] as string).replace(/^\/+/, ""));
       if (/^(api|mcp)(\/|$)/.test(path))
         return sendError(reply, req, new AtomStudioError("NOT_FOUND", `No route GET /${path}`, undefined, 404));

@@ -91,15 +91,25 @@ export class ViewerHub {
 
   constructor(readonly timeoutMs: number) {}
 
-  /** Register a socket; returns its client id (the one asked for when free and well formed). */
-  attach(socket: ViewerSocket, wantedId?: string): string {
-    const id = wantedId && /^[\w.:-]{1,128}$/.test(wantedId) ? wantedId : randomUUID();
+  /**
+   * Register a socket under `id`, which the caller has checked it may use (claims.ts); a
+   * connection already registered under it (the same studio, reconnected) is replaced. The
+   * welcome message gives the studio its id and, when given, the secret that proves it owns it.
+   */
+  attach(socket: ViewerSocket, id: string, secret?: string): string {
     const old = this.#clients.get(id);
-    if (old) this.detach(old.socket, "replaced by a new connection with the same client id");
+    if (old) this.detach(old.socket, "replaced by a new connection of the same studio");
     const now = Date.now();
     const client: Client = { id, socket, connectedAt: now, lastActive: now, pending: new Map() };
     this.#clients.set(id, client);
-    socket.send(JSON.stringify({ type: "welcome", client_id: id, timeout_ms: this.timeoutMs }));
+    socket.send(
+      JSON.stringify({
+        type: "welcome",
+        client_id: id,
+        ...(secret ? { client_secret: secret } : {}),
+        timeout_ms: this.timeoutMs,
+      }),
+    );
     this.onChange?.("connect", client);
     return id;
   }

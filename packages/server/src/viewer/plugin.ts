@@ -3,10 +3,13 @@
  * viewer operations (operations/viewer.ts). Across processes through Redis when the service has
  * `ATOMSTUDIO_REDIS_URL`; in-process otherwise.
  */
-import websocket from "@fastify/websocket";
+
+import { randomUUID } from "node:crypto";
 import type { FastifyInstance } from "fastify";
 import { provide, type ServiceContext } from "../context.ts";
+import { ensureWebSocket } from "../http/websocket.ts";
 import type { Plugin } from "../plugins.ts";
+import { CLIENT_ID, CLIENT_SECRET, type ClientClaims, LocalClaims, newClientSecret } from "./claims.ts";
 import { ViewerHub, type ViewerSocket } from "./hub.ts";
 import { RedisBridge } from "./redis.ts";
 
@@ -50,6 +53,8 @@ export const viewerPlugin =
         throw new Error(`Viewer relay: cannot reach Redis at ATOMSTUDIO_REDIS_URL (${e.message})`);
       });
 
+    const claims: ClientClaims = bridge ?? new LocalClaims();
+
     const relay: ViewerRelay = {
       timeoutMs,
       hub,
@@ -58,14 +63,7 @@ export const viewerPlugin =
     };
     provide(ctx, "viewer", relay);
 
-    // Another plugin (the optimization stream) may have registered the WebSocket support already.
-    if (!app.hasDecorator("websocketServer")) await app.register(websocket, { options: { maxPayload: 256 * 1024 * 1024 } });
-
-    // An upgrade refused before @fastify/websocket's own hooks ran (the token check of http/app.ts
-    // runs first) would leave its socket open and keep the service from closing: end it.
-    app.addHook("onResponse", async (req) => {
-      if (!(req as { ws?: boolean }).ws && req.headers.upgrade?.toLowerCase() === "websocket") req.raw.socket?.destroy();
-    });
+    await ensureWebSocket(app, ctx.config);
 
     // Heartbeat: a studio whose connection died silently (sleep, network change) would otherwise
     // stay "connected" until TCP gives up, and requests to it would wait for the timeout.
@@ -87,12 +85,25 @@ export const viewerPlugin =
     }, opts.heartbeatMs ?? HEARTBEAT_MS);
     heartbeat.unref?.();
 
-    app.get("/api/view/ws", { websocket: true }, (socket, req) => {
+    // `?client_id=` asks for an id, `?client_secret=` proves a claim on it (claims.ts); an id
+    // claimed with another secret is refused with close code 4409.
+    app.get("/api/view/ws", { websocket: true }, async (socket, req) => {
       const q = req.query as Record<string, unknown>;
       const s = socket as unknown as ViewerSocket;
+      const wanted = typeof q.client_id === "string" && CLIENT_ID.test(q.client_id) ? q.client_id : undefined;
+      const given = typeof q.client_secret === "string" && CLIENT_SECRET.test(q.client_secret) ? q.client_secret : undefined;
+      const id = wanted ?? randomUUID();
+      const secret = given ?? newClientSecret();
+      // Studios send nothing before the welcome, so no message is lost while the claim is checked.
+      const owned = await claims.claim(id, secret);
+      if (socket.readyState !== socket.OPEN) {
+        if (owned && !hub.has(id)) claims.release(id);
+        return;
+      }
+      if (!owned) return socket.close(4409, "client id taken: it belongs to another connection");
       sockets.add(socket);
       alive.set(socket, true);
-      hub.attach(s, typeof q.client_id === "string" ? q.client_id : undefined);
+      hub.attach(s, id, secret);
       socket.on("pong", () => alive.set(socket, true));
       socket.on("message", (data: Buffer) => {
         alive.set(socket, true);
@@ -101,6 +112,8 @@ export const viewerPlugin =
       const gone = () => {
         sockets.delete(socket);
         hub.detach(s);
+        // The id stays reserved for its owner a while longer, unless a newer connection holds it.
+        if (!hub.has(id)) claims.release(id);
       };
       socket.on("close", gone);
       socket.on("error", gone);

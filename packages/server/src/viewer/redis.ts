@@ -7,17 +7,21 @@
  * - `clients` (hash): client id → `{node, active}` for every connected studio of every process;
  * - `alive:<node>` (string with a 15 s expiry, refreshed every 5 s): the process is up, so its
  *   entries in `clients` are real (a process that died without cleaning up is skipped);
+ * - `owner:<id>` (string, expiry CLAIM_TTL_MS, refreshed while connected): SHA-256 of the secret
+ *   that owns the client id (claims.ts), so a studio keeps its id on whichever process it reaches;
  * - channel `node:<node>`: requests `{type: "request", id, from, client_id, command, params}`
  *   to that process and replies `{type: "reply", id, ok, result | error}` to it.
  */
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
+import { CLAIM_TTL_MS, type ClientClaims, LocalClaims, sameHash, secretHash } from "./claims.ts";
 import { errorPayload, noViewer, type ViewerClientInfo, type ViewerHub, viewerError, viewerTimeout } from "./hub.ts";
 
 const PREFIX = "atomstudio:viewer:";
 const CLIENTS = `${PREFIX}clients`;
 const aliveKey = (node: string) => `${PREFIX}alive:${node}`;
 const channel = (node: string) => `${PREFIX}node:${node}`;
+const ownerKey = (id: string) => `${PREFIX}owner:${id}`;
 const ALIVE_MS = 15_000;
 const HEARTBEAT_MS = 5_000;
 /** Activity is written to Redis at most this often per client. */
@@ -34,12 +38,14 @@ interface Waiting {
   timer: ReturnType<typeof setTimeout>;
 }
 
-export class RedisBridge {
+export class RedisBridge implements ClientClaims {
   readonly node: string = randomUUID();
   readonly #pub: Redis;
   readonly #sub: Redis;
   readonly #waiting = new Map<string, Waiting>();
   readonly #lastWrite = new Map<string, number>();
+  /** Claims made while Redis could not be reached (this process's studios only). */
+  readonly #localClaims = new LocalClaims();
   #heartbeat: ReturnType<typeof setInterval> | undefined;
 
   constructor(
@@ -85,7 +91,34 @@ export class RedisBridge {
   }
 
   async #beat(): Promise<void> {
-    await this.#pub.set(aliveKey(this.node), "1", "PX", ALIVE_MS);
+    const batch = this.#pub.multi().set(aliveKey(this.node), "1", "PX", ALIVE_MS);
+    // Connected studios keep their ids however long they stay.
+    for (const c of this.hub.list()) batch.pexpire(ownerKey(c.id), CLAIM_TTL_MS);
+    await batch.exec();
+  }
+
+  async claim(id: string, secret: string): Promise<boolean> {
+    const hash = secretHash(secret);
+    try {
+      for (let attempt = 0; attempt < 2; attempt++) {
+        if ((await this.#pub.set(ownerKey(id), hash, "PX", CLAIM_TTL_MS, "NX")) === "OK") return true;
+        const held = await this.#pub.get(ownerKey(id));
+        // Expired between the two commands: try again.
+        if (held === null) continue;
+        if (!sameHash(held, hash)) return false;
+        await this.#pub.pexpire(ownerKey(id), CLAIM_TTL_MS);
+        return true;
+      }
+      return false;
+    } catch (e) {
+      this.log.warn({ err: (e as Error).message }, "viewer relay: redis unavailable, claiming the client id locally");
+      return this.#localClaims.claimNow(id, secret);
+    }
+  }
+
+  release(id: string): void {
+    this.#localClaims.release(id);
+    void this.#pub.pexpire(ownerKey(id), CLAIM_TTL_MS).catch(() => {});
   }
 
   async #publishClient(event: "connect" | "disconnect" | "active", c: ViewerClientInfo): Promise<void> {

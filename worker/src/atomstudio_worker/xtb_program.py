@@ -7,6 +7,7 @@ Turbomole `coord` file with `$periodic`, which this wrapper does not write.
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import subprocess
@@ -15,6 +16,8 @@ import tempfile
 import numpy as np
 from ase.calculators.calculator import Calculator, CalculationFailed, all_changes
 from ase.units import Bohr, Hartree
+
+log = logging.getLogger("atomstudio_worker")
 
 METHOD_FLAGS = {"gfn2": ["--gfn", "2"], "gfn1": ["--gfn", "1"], "gfnff": ["--gfnff"]}
 # what the xtb program is given of the worker's environment: where to find things, language and
@@ -90,8 +93,11 @@ class XTBProgram(Calculator):
                                         "it was stopped") from exc
             grad_file = os.path.join(tmp, "gradient")
             if proc.returncode != 0 or not os.path.exists(grad_file):
-                tail = (proc.stderr or proc.stdout)[-800:]
-                raise CalculationFailed(f"xtb failed (exit {proc.returncode}): {tail}")
+                # the program's last words only (the whole output goes to the worker's log)
+                output = (proc.stderr or proc.stdout or "").strip()
+                log.warning("xtb failed (exit %s):\n%s", proc.returncode, output[-4000:])
+                last = output.splitlines()[-1][-200:] if output else "no output"
+                raise CalculationFailed(f"xtb failed (exit {proc.returncode}): {last}")
             with open(grad_file) as fh:
                 energy, grad = parse_gradient(fh.read(), len(self.atoms))
         self.results["energy"] = energy * Hartree

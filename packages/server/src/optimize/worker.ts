@@ -11,6 +11,7 @@ import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { AtomStudioError } from "atomstudio-core";
+import { redact } from "../chat/secrets.ts";
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../../../..");
 
@@ -42,9 +43,14 @@ const STATUS: Record<string, number> = {
   CALCULATION_FAILED: 500,
 };
 
+/** Longest worker message passed on: engine errors can quote whole program output. */
+const MAX_MESSAGE = 500;
+
 export const workerError = (e: { code?: string; message?: string; details?: Record<string, unknown> }): AtomStudioError => {
   const code = e.code ?? "INTERNAL_ERROR";
-  return new AtomStudioError(code, e.message ?? code, e.details, STATUS[code] ?? 500);
+  const text = redact(e.message ?? code, [], {});
+  const message = text.length > MAX_MESSAGE ? `${text.slice(0, MAX_MESSAGE)}…` : text;
+  return new AtomStudioError(code, message, e.details, STATUS[code] ?? 500);
 };
 
 /** Where a dead worker's stderr goes: the service log (pino's `warn` shape), after `redact`. */

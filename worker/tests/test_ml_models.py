@@ -119,18 +119,24 @@ def test_mace_model_from_environment_is_listed_and_loaded_once(tmp_path):
 
 @needs_torch
 @pytest.mark.skipif(not module_available("matgl"), reason="matgl not installed")
-def test_m3gnet_model_from_the_environment_equals_direct_call(tmp_path):
+def test_m3gnet_model_from_the_models_folder_equals_direct_call(tmp_path):
     import matgl
     from ase.build import bulk
     from matgl.ext.ase import PESCalculator
     from tiny_models import build_m3gnet
 
-    path = build_m3gnet(str(tmp_path / "m3gnet"))
+    path = build_m3gnet(str(tmp_path / "models" / "m3gnet" / "small"))
+    (tmp_path / "models" / "m3gnet" / "incomplete").mkdir()  # no model.json etc.: not a model
     atoms = bulk("Si", "diamond", a=5.43) * (2, 1, 1)
     atoms.rattle(0.03, seed=6)
-    client = WorkerClient({"ATOMSTUDIO_M3GNET_MODEL": path})
+    client = WorkerClient({"ATOMSTUDIO_MODELS_DIR": str(tmp_path / "models")})
     try:
-        reply = client.call("energy", {"structure": to_pmg(atoms), "calculator": "m3gnet"})
+        listing = client.call("calculators")["result"]["calculators"]
+        m3g = next(c for c in listing if c["id"] == "m3gnet")
+        assert m3g["available"] is True
+        assert m3g["models"] == [{"id": "small", "source": "models_dir", "default": True}]  # the only one
+        reply = client.call("energy", {"structure": to_pmg(atoms), "calculator": "m3gnet",
+                                       "calculator_params": {"model": "small"}})
         assert reply["ok"], reply
         fe = client.call("energy", {"structure": to_pmg(bulk("Fe")), "calculator": "m3gnet"})
         assert fe["error"]["code"] == "UNSUPPORTED_ELEMENTS"

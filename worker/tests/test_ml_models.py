@@ -2,7 +2,8 @@
 
 CHGNet uses the weights its package ships. MACE and M3GNet have no model inside their packages
 (they download pretrained ones, which cannot happen here), so the tests build tiny random models,
-save them, and the worker loads them through its normal model-path code.
+save them in a models folder (the server-side allowlist, `ATOMSTUDIO_MODELS_DIR`) or name them in the
+operator's environment, and the worker loads them through its normal code, by model id.
 """
 
 from __future__ import annotations
@@ -53,25 +54,39 @@ def test_chgnet_molecule_is_boxed_and_optimizes(worker):
 
 @needs_torch
 @pytest.mark.skipif(not module_available("mace"), reason="mace-torch not installed")
-def test_mace_model_path_energy_equals_direct_call(tmp_path):
+def test_mace_model_from_the_models_folder_equals_direct_call(tmp_path):
     from ase.build import molecule
     from mace.calculators import MACECalculator
     from tiny_models import build_mace
 
-    path = build_mace(str(tmp_path / "tiny.model"))
+    bare = WorkerClient()
+    try:
+        listing = bare.call("calculators")["result"]["calculators"]
+        mace = next(c for c in listing if c["id"] == "mace")
+        assert mace["available"] is False and "ATOMSTUDIO_MODELS_DIR" in mace["status_message"]
+    finally:
+        bare.close()
+    path = build_mace(str(tmp_path / "models" / "mace" / "tiny.model"))
+    build_mace(str(tmp_path / "models" / "mace" / "other.model"), seed=1)
     atoms = molecule("CH4")
     atoms.rattle(0.05, seed=5)
-    client = WorkerClient()
+    client = WorkerClient({"ATOMSTUDIO_MODELS_DIR": str(tmp_path / "models")})
     try:
         listing = client.call("calculators")["result"]["calculators"]
         mace = next(c for c in listing if c["id"] == "mace")
-        assert mace["available"] is False and "ATOMSTUDIO_MACE_MODEL" in mace["status_message"]
+        assert mace["available"] is True
+        assert mace["models"] == [{"id": "other", "source": "models_dir", "default": False},
+                                  {"id": "tiny", "source": "models_dir", "default": False}]
+        # two models and no default: the request must pick one
+        unpicked = client.call("energy", {"structure": to_pmg(atoms), "calculator": "mace"})
+        assert unpicked["error"]["code"] == "UNKNOWN_MODEL"
+        assert unpicked["error"]["details"]["available"] == ["other", "tiny"]
         reply = client.call("energy", {"structure": to_pmg(atoms), "calculator": "mace",
-                                       "calculator_params": {"model_path": path}})
+                                       "calculator_params": {"model": "tiny"}})
         assert reply["ok"], reply
         # elements outside the model's table are refused before any work
         bad = client.call("energy", {"structure": to_pmg(molecule("SiH4")), "calculator": "mace",
-                                     "calculator_params": {"model_path": path}})
+                                     "calculator_params": {"model": "tiny"}})
         assert bad["error"]["code"] == "UNSUPPORTED_ELEMENTS" and "Si" in bad["error"]["message"]
     finally:
         client.close()
@@ -104,18 +119,24 @@ def test_mace_model_from_environment_is_listed_and_loaded_once(tmp_path):
 
 @needs_torch
 @pytest.mark.skipif(not module_available("matgl"), reason="matgl not installed")
-def test_m3gnet_model_path_energy_equals_direct_call(tmp_path):
+def test_m3gnet_model_from_the_models_folder_equals_direct_call(tmp_path):
     import matgl
     from ase.build import bulk
     from matgl.ext.ase import PESCalculator
     from tiny_models import build_m3gnet
 
-    path = build_m3gnet(str(tmp_path / "m3gnet"))
+    path = build_m3gnet(str(tmp_path / "models" / "m3gnet" / "small"))
+    (tmp_path / "models" / "m3gnet" / "incomplete").mkdir()  # no model.json etc.: not a model
     atoms = bulk("Si", "diamond", a=5.43) * (2, 1, 1)
     atoms.rattle(0.03, seed=6)
-    client = WorkerClient({"ATOMSTUDIO_M3GNET_MODEL": path})
+    client = WorkerClient({"ATOMSTUDIO_MODELS_DIR": str(tmp_path / "models")})
     try:
-        reply = client.call("energy", {"structure": to_pmg(atoms), "calculator": "m3gnet"})
+        listing = client.call("calculators")["result"]["calculators"]
+        m3g = next(c for c in listing if c["id"] == "m3gnet")
+        assert m3g["available"] is True
+        assert m3g["models"] == [{"id": "small", "source": "models_dir", "default": True}]  # the only one
+        reply = client.call("energy", {"structure": to_pmg(atoms), "calculator": "m3gnet",
+                                       "calculator_params": {"model": "small"}})
         assert reply["ok"], reply
         fe = client.call("energy", {"structure": to_pmg(bulk("Fe")), "calculator": "m3gnet"})
         assert fe["error"]["code"] == "UNSUPPORTED_ELEMENTS"

@@ -209,7 +209,10 @@ def test_malformed_lines_and_unknown_method(worker):
     ({"calculator": "emt", "structure": {"sites": [{"species": [{"element": "Xx", "occu": 1}],
                                                     "xyz": [0, 0, 0]}]}}, "INVALID_STRUCTURE"),
     ({"calculator": "emt", "frozen_atoms": [99]}, "INVALID_INDEX"),
-    ({"calculator": "emt", "optimizer": "newton"}, "MALFORMED_REQUEST"),
+    ({"calculator": "emt", "optimizer": "newton"}, "UNKNOWN_OPTIMIZER"),
+    ({"calculator": "emt", "fmax": 0}, "INVALID_FMAX"),
+    ({"calculator": "emt", "fmax": -0.1}, "INVALID_FMAX"),
+    ({"calculator": "emt", "max_steps": 0}, "INVALID_MAX_STEPS"),
     ({"calculator": "emt", "fmax": "small"}, "MALFORMED_REQUEST"),
     ({"calculator": "emt", "optimize_cell": True}, "MISSING_LATTICE"),
 ])

@@ -70,6 +70,26 @@ export const SETTINGS = {
     doc: "`atomstudio mcp` (stdio): the service to forward to (default http://127.0.0.1:8000)",
   },
   ATOMSTUDIO_VIEWER_CLIENT: { schema: nonEmpty, doc: "`atomstudio mcp` (stdio): the studio its viewer tools address" },
+  ATOMSTUDIO_MODELS_DIR: {
+    schema: nonEmpty,
+    doc: "server-side folder of ML models (`mace/`, `chgnet/`, `m3gnet/`); requests pick one by id",
+  },
+  ATOMSTUDIO_MACE_MODEL: { schema: nonEmpty, doc: "MACE model file on the server, the default `mace` model" },
+  ATOMSTUDIO_CHGNET_MODEL: { schema: nonEmpty, doc: "CHGNet checkpoint on the server, the default `chgnet` model" },
+  ATOMSTUDIO_M3GNET_MODEL: { schema: nonEmpty, doc: "saved matgl model directory on the server, the default `m3gnet` model" },
+  ATOMSTUDIO_DEVICE: { schema: nonEmpty, doc: "device of the ML models in the worker, `cpu` or `cuda`" },
+  ATOMSTUDIO_XTB: { schema: nonEmpty, doc: "name or path of the `xtb` program the worker may run" },
+  ATOMSTUDIO_XTB_TIMEOUT_S: { schema: z.coerce.number().positive().optional(), doc: "time limit of one `xtb` run, seconds" },
+  ATOMSTUDIO_WORKER_LOG_LEVEL: { schema: nonEmpty, doc: "log level of the calculator worker (stderr, logged by the service)" },
+  ATOMSTUDIO_MAX_STEPS: { schema: positiveInt.optional(), doc: "largest `max_steps` an optimization may ask for" },
+  ATOMSTUDIO_JOB_DEADLINE_S: {
+    schema: z.coerce.number().positive().optional(),
+    doc: "time limit of one calculator job, seconds (then cancelled, the worker killed if it does not stop)",
+  },
+  ATOMSTUDIO_QUEUE_MAX: {
+    schema: z.coerce.number().int().min(0).optional(),
+    doc: "calculator jobs that may wait for a worker; more get 429 QUEUE_FULL",
+  },
 } as const;
 
 /** Families of variables read by name from provider and agent tables (documented in the README too). */
@@ -126,6 +146,27 @@ export interface ServiceConfig {
   studioAutoBuild: boolean;
   /** This service's /mcp as agents on this machine reach it; undefined: derived from the address. */
   mcpUrl: string | undefined;
+  /** Server-side folder of ML models by calculator (`mace/`, `chgnet/`, `m3gnet/`): the allowlist. */
+  modelsDir: string | undefined;
+  /** The operator's default model of each ML calculator (a path on the server), given to the worker. */
+  maceModel: string | undefined;
+  chgnetModel: string | undefined;
+  m3gnetModel: string | undefined;
+  /** Device of the ML models in the worker (`cpu` unless set). */
+  workerDevice: string | undefined;
+  /** The `xtb` program the worker may run, and its time limit per run in seconds. */
+  xtbProgram: string | undefined;
+  xtbTimeoutS: number;
+  /** Log level of the calculator worker. */
+  workerLogLevel: string | undefined;
+  /** Largest `max_steps` an optimization may ask for. */
+  maxSteps: number;
+  /** Time limit of one calculator job, ms: past it the job is cancelled (504 DEADLINE_EXCEEDED). */
+  jobDeadlineMs: number;
+  /** How long a cancelled job's worker may take to stop before it is killed, ms. */
+  cancelGraceMs: number;
+  /** Calculator jobs that may wait for a worker; more are refused with 429 QUEUE_FULL. */
+  queueMax: number;
   /**
    * The process environment, for what is read by variable name from tables: provider keys
    * (`ANTHROPIC_API_KEY` …), `ATOMSTUDIO_<PROVIDER>_MODEL` overrides, and the PATH/HOME that
@@ -160,6 +201,18 @@ export const loadConfig = (flags: Partial<ServiceConfig> = {}, env: Environment 
     // Under the test runner a missing studio is the test's business, not a background build.
     studioAutoBuild: flags.studioAutoBuild ?? s.ATOMSTUDIO_STUDIO_AUTOBUILD ?? !env.VITEST,
     mcpUrl: flags.mcpUrl ?? s.ATOMSTUDIO_MCP_URL,
+    modelsDir: flags.modelsDir ?? s.ATOMSTUDIO_MODELS_DIR,
+    maceModel: flags.maceModel ?? s.ATOMSTUDIO_MACE_MODEL,
+    chgnetModel: flags.chgnetModel ?? s.ATOMSTUDIO_CHGNET_MODEL,
+    m3gnetModel: flags.m3gnetModel ?? s.ATOMSTUDIO_M3GNET_MODEL,
+    workerDevice: flags.workerDevice ?? s.ATOMSTUDIO_DEVICE,
+    xtbProgram: flags.xtbProgram ?? s.ATOMSTUDIO_XTB,
+    xtbTimeoutS: flags.xtbTimeoutS ?? s.ATOMSTUDIO_XTB_TIMEOUT_S ?? 600,
+    workerLogLevel: flags.workerLogLevel ?? s.ATOMSTUDIO_WORKER_LOG_LEVEL,
+    maxSteps: flags.maxSteps ?? s.ATOMSTUDIO_MAX_STEPS ?? 10_000,
+    jobDeadlineMs: flags.jobDeadlineMs ?? Math.round((s.ATOMSTUDIO_JOB_DEADLINE_S ?? 3600) * 1000),
+    cancelGraceMs: flags.cancelGraceMs ?? 5000,
+    queueMax: flags.queueMax ?? s.ATOMSTUDIO_QUEUE_MAX ?? 32,
     // Tests pass `{}` as `env` to keep this machine's ATOMSTUDIO_* settings out; child processes
     // still need the real PATH and HOME, so the table-read environment is the process's own.
     environment: flags.environment ?? processEnvironment(),

@@ -9,7 +9,7 @@ import WebSocket from "ws";
 import type { ServiceContext } from "../src/context.ts";
 import { buildApp } from "../src/http/app.ts";
 import { WorkerPool } from "../src/optimize/pool.ts";
-import { calculatorPool } from "../src/optimize/service.ts";
+import { calculatorPool, workerEnvironment } from "../src/optimize/service.ts";
 import { WorkerProcess, workerPython } from "../src/optimize/worker.ts";
 import { optimizeWsPlugin } from "../src/optimize/ws.ts";
 import { testConfig } from "./helpers.ts";
@@ -261,10 +261,11 @@ describe("errors and faults", () => {
   });
 
   it("missing Sella → 400 OPTIMIZER_UNAVAILABLE with the install command", async () => {
-    const { app: noSella, ctx } = await buildApp({ config: testConfig(), plugins: [] });
+    const config = testConfig();
+    const { app: noSella, ctx } = await buildApp({ config, plugins: [] });
     ctx.services.calculatorPool = new WorkerPool(
       1,
-      () => new WorkerProcess(workerPython(), { ...process.env, ATOMSTUDIO_WORKER_HIDE_MODULES: "sella" }),
+      () => new WorkerProcess(workerPython(), { ...workerEnvironment(config), ATOMSTUDIO_WORKER_HIDE_MODULES: "sella" }),
     );
     for (const optimizer of ["tr_min", "tr_ts", "irc"]) {
       const res = await noSella.inject({

@@ -3,8 +3,9 @@ build an ASE calculator for a request.
 
 Availability is decided without importing the heavy libraries (importlib's find_spec only), so
 `calculators` answers fast on a cold worker. Models are loaded once per worker process and cached
-(decisions §8); ML models are never downloaded: they come from the package itself (CHGNet ships its
-weights) or from a path given in `calculator_params.model_path` or an environment variable.
+(decisions §8); ML models are never downloaded and never named by a request: they come from the
+server-side allowlist of `models.py` (packaged CHGNet weights, the models folder, the operator's
+environment), picked by id with `calculator_params.model`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any, Callable
 import numpy as np
 from ase.data import chemical_symbols
 
+from . import models as M
 from .errors import WorkerError
 from .xtb_program import xtb_path
 
@@ -38,6 +40,11 @@ UFF_REASON = ("a browser-side calculator in the interface (WebAssembly, no serve
 # Molecules given to models that need a cell (CHGNet, M3GNet) are put in a box whose images are
 # this far apart, well beyond their 5-6 Angstrom cutoffs, so the energy is the isolated molecule's.
 MOLECULE_BOX_PADDING = 20.0
+
+
+# calculator id -> (module to find, pip package); the engine name shown in the listing
+ML_PACKAGES = {"mace": ("mace", "mace-torch"), "chgnet": ("chgnet", "chgnet"), "m3gnet": ("matgl", "matgl")}
+ML_ENGINE_NAMES = {"mace": "mace-torch", "chgnet": "CHGNet", "m3gnet": "matgl"}
 
 
 def _hidden_modules() -> set[str]:
@@ -67,7 +74,6 @@ class CalcSpec:
     supports_pbc: bool
     elements: list[str] | None  # None: all elements, or the model decides (checked after loading)
     needs_cell: bool = False  # molecules are boxed (see MOLECULE_BOX_PADDING)
-    model_env: str | None = None
 
 
 SPECS: dict[str, CalcSpec] = {
@@ -79,12 +85,11 @@ SPECS: dict[str, CalcSpec] = {
         # molecules only: xtb's periodic GFN0 path was not verified here
         CalcSpec("gfn0", "GFN0-xTB", "tight binding", False, Z86),
         CalcSpec("gfnff", "GFN-FF", "force field", True, Z86),
-        CalcSpec("mace", "MACE", "machine-learned potential (equivariant neural network)", True, None,
-                 model_env="ATOMSTUDIO_MACE_MODEL"),
+        CalcSpec("mace", "MACE", "machine-learned potential (equivariant neural network)", True, None),
         CalcSpec("chgnet", "CHGNet", "machine-learned potential (crystal Hamiltonian graph network)", True, Z94,
-                 needs_cell=True, model_env="ATOMSTUDIO_CHGNET_MODEL"),
+                 needs_cell=True),
         CalcSpec("m3gnet", "M3GNet", "machine-learned potential (3-body graph network)", True, None,
-                 needs_cell=True, model_env="ATOMSTUDIO_M3GNET_MODEL"),
+                 needs_cell=True),
         CalcSpec("uff", "UFF (universal force field)", "force field", False, None),
     ]
 }
@@ -129,31 +134,15 @@ def _engine(calc_id: str, params: dict[str, Any] | None = None) -> tuple[str | N
         return "xtb-python", "xtb Python API (libxtb 6.5.1), molecules only"
     if calc_id == "uff":
         return None, UFF_REASON
-    if calc_id == "chgnet":
-        if not module_present("chgnet") or not module_present("torch"):
-            return None, "CHGNet is not installed: pip install torch==2.13.0 && pip install chgnet"
-        return "chgnet", "CHGNet with the weights its package ships (0.3.0)"
-    if calc_id == "mace":
-        if not module_present("mace") or not module_present("torch"):
-            return None, "MACE is not installed: pip install torch==2.13.0 && pip install mace-torch"
-        path = params.get("model_path") or os.environ.get("ATOMSTUDIO_MACE_MODEL")
-        if not path:
-            return None, ("no MACE model configured (models cannot be downloaded here): set "
-                          "ATOMSTUDIO_MACE_MODEL=/path/to/model.model or pass calculator_params.model_path")
-        if not os.path.exists(path):
-            return None, f"MACE model file not found: {path}"
-        return "mace", f"mace-torch, model {os.path.basename(path)}"
-    if calc_id == "m3gnet":
-        if not module_present("matgl") or not module_present("torch"):
-            return None, "M3GNet is not installed: pip install torch==2.13.0 && pip install matgl"
-        path = params.get("model_path") or os.environ.get("ATOMSTUDIO_M3GNET_MODEL")
-        if not path:
-            return None, ("no M3GNet model configured (matgl downloads pretrained models, which cannot be "
-                          "done here): set ATOMSTUDIO_M3GNET_MODEL=/path/to/saved_model_dir or pass "
-                          "calculator_params.model_path")
-        if not os.path.exists(os.path.join(path, "model.json")):
-            return None, f"not a saved matgl model directory (no model.json): {path}"
-        return "matgl", f"matgl, model {os.path.basename(os.path.normpath(path))}"
+    if calc_id in M.MODEL_CALCULATORS:
+        package, install = ML_PACKAGES[calc_id]
+        if not module_present(package) or not module_present("torch"):
+            return None, f"{SPECS[calc_id].name} is not installed: pip install torch==2.13.0 && pip install {install}"
+        models, default = M.available(calc_id)
+        if not models:
+            return None, f"no {SPECS[calc_id].name} model on this server: {M.where_to_put(calc_id)}"
+        what = f"model {default}" if default else f"{len(models)} models (pick one with calculator_params.model)"
+        return calc_id if calc_id != "m3gnet" else "matgl", f"{ML_ENGINE_NAMES[calc_id]}, {what}"
     return None, "unknown calculator"
 
 
@@ -170,6 +159,7 @@ def describe_calculator(calc_id: str) -> dict[str, Any]:
         "engine": msg if engine else None,
         "supports_pbc": supports_pbc,
         "elements": spec.elements,
+        "models": M.listing(calc_id),
     }
 
 
@@ -239,13 +229,17 @@ class Prepared:
     elements: list[str] | None  # the loaded model's element list, when the model decides
 
 
-def check_calculator(calc_id: str, params: dict[str, Any]) -> tuple[CalcSpec, str]:
+def check_calculator(calc_id: str, params: dict[str, Any]) -> tuple[CalcSpec, str, M.ModelEntry | None]:
+    """The calculator, its engine and (for ML potentials) the allowlisted model the request picked."""
     if calc_id not in SPECS:
         raise WorkerError("UNKNOWN_CALCULATOR", f"unknown calculator {calc_id!r}; known: {', '.join(SPECS)}")
+    if "model_path" in params:  # refused for every calculator: callers never name files on the server
+        M.resolve(calc_id, params)
     engine, msg = _engine(calc_id, params)
     if engine is None:
         raise WorkerError("CALCULATOR_UNAVAILABLE", f"{calc_id} is unavailable: {msg}")
-    return SPECS[calc_id], engine
+    model = M.resolve(calc_id, params) if calc_id in M.MODEL_CALCULATORS else None
+    return SPECS[calc_id], engine, model
 
 
 def check_system(spec: CalcSpec, engine: str, atoms, elements: list[str] | None) -> None:
@@ -268,7 +262,24 @@ def check_system(spec: CalcSpec, engine: str, atoms, elements: list[str] | None)
         )
 
 
-def build(calc_id: str, engine: str, params: dict[str, Any], meta=None) -> Prepared:
+def load_chgnet(entry: M.ModelEntry):
+    """A CHGNet model from an allowlisted checkpoint, read with weights_only=True.
+
+    CHGNet's own `from_file` unpickles with weights_only=False; its checkpoints are plain state
+    dictionaries, so the restricted loader reads them and no file can run code. Packaged weights
+    get the keyword arguments `CHGNet.load` gives them (the 0.2.0 model has an output bias).
+    """
+    import torch
+    from chgnet.model import CHGNet
+
+    state = torch.load(entry.path, map_location=torch.device("cpu"), weights_only=True)
+    kwargs: dict[str, Any] = {}
+    if entry.source == "package":
+        kwargs = {"mlp_out_bias": entry.id == "0.2.0", "version": entry.id}
+    return CHGNet.from_dict(state["model"], **kwargs)
+
+
+def build(calc_id: str, engine: str, params: dict[str, Any], meta=None, model: M.ModelEntry | None = None) -> Prepared:
     """An ASE calculator for one request. Heavy models come from the per-process cache."""
     charge, mult = _charge_mult(meta)
     charge = int(params.get("charge", charge))
@@ -307,64 +318,68 @@ def build(calc_id: str, engine: str, params: dict[str, Any], meta=None) -> Prepa
         from gfnff import GFNFF
 
         return Prepared(GFNFF(charge=charge), engine, None)
+    if model is None:
+        raise WorkerError("INTERNAL_ERROR", f"{calc_id} needs a model entry")
     if calc_id == "chgnet":
         device = _device(params)
-        path = params.get("model_path") or os.environ.get(SPECS["chgnet"].model_env or "")
-        name = str(params.get("model", "0.3.0"))
-
-        def load():
-            from chgnet.model import CHGNet
-
-            if path:
-                return CHGNet.from_file(path)
-            return CHGNet.load(model_name=name, verbose=False)
+        entry = model
 
         def load_calc():
             from chgnet.model.dynamics import CHGNetCalculator
 
-            return CHGNetCalculator(model=load(), use_device=device)
+            return CHGNetCalculator(model=load_chgnet(entry), use_device=device)
 
         try:
             # the calculator (and its model) is kept: reset() drops results of the last structure
-            calc = _cached(("chgnet", path or name, device), load_calc)
-        except Exception as exc:  # a bad file or model name is the caller's problem, not a crash
-            raise WorkerError("CALCULATOR_UNAVAILABLE", f"could not load CHGNet model: {exc}") from exc
+            calc = _cached(("chgnet", entry.path, device), load_calc)
+        except Exception as exc:  # an unreadable file is reported, not a crash
+            raise WorkerError("CALCULATOR_UNAVAILABLE", f"could not load CHGNet model {entry.id}: {exc}") from exc
         calc.reset()
         return Prepared(calc, engine, None)
     if calc_id == "mace":
         device = _device(params)
-        path = params.get("model_path") or os.environ["ATOMSTUDIO_MACE_MODEL"]
         dtype = str(params.get("dtype", "float64"))
+        if dtype not in ("float64", "float32"):
+            raise WorkerError("MALFORMED_REQUEST", f"calculator_params.dtype must be float64 or float32, got {dtype!r}",
+                              {"fields": ["calculator_params.dtype"]})
+        mace_path = model.path
 
         def load():
+            from pathlib import Path
+
             from mace.calculators import MACECalculator
 
-            return MACECalculator(model_paths=path, device=device, default_dtype=dtype)
+            # a MACE model file is a whole pickled torch module (mace-torch loads it with
+            # weights_only=False): only allowlisted server files get here. A Path, not a str,
+            # so MACECalculator does not glob it.
+            return MACECalculator(model_paths=Path(mace_path), device=device, default_dtype=dtype)
 
         try:
-            calc = _cached(("mace", os.path.abspath(path), device, dtype), load)
+            calc = _cached(("mace", os.path.abspath(mace_path), device, dtype), load)
         except Exception as exc:
-            raise WorkerError("CALCULATOR_UNAVAILABLE", f"could not load MACE model {path}: {exc}") from exc
+            raise WorkerError("CALCULATOR_UNAVAILABLE", f"could not load MACE model {model.id}: {exc}") from exc
         calc.reset()
         elements = [chemical_symbols[int(z)] for z in calc.z_table.zs]
         return Prepared(calc, engine, elements)
     if calc_id == "m3gnet":
         device = _device(params)
-        path = params.get("model_path") or os.environ["ATOMSTUDIO_M3GNET_MODEL"]
+        m3g_path = model.path
 
         def load():
             import matgl
             from matgl.ext.ase import PESCalculator
 
-            pot = matgl.load_model(path)
+            # matgl reads model.pt and state.pt with weights_only=True; the folder is checked to
+            # hold all three files, so matgl never falls back to a download from its hub
+            pot = matgl.load_model(m3g_path)
             if device != "cpu":
                 pot = pot.to(device)
             return PESCalculator(pot, stress_unit="eV/A3")
 
         try:
-            calc = _cached(("m3gnet", os.path.abspath(path), device), load)
+            calc = _cached(("m3gnet", os.path.abspath(m3g_path), device), load)
         except Exception as exc:
-            raise WorkerError("CALCULATOR_UNAVAILABLE", f"could not load M3GNet model {path}: {exc}") from exc
+            raise WorkerError("CALCULATOR_UNAVAILABLE", f"could not load M3GNet model {model.id}: {exc}") from exc
         calc.reset()
         elements = list(getattr(calc.potential.model, "element_types", None) or []) or None
         return Prepared(calc, engine, elements)

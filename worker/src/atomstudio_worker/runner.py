@@ -57,14 +57,15 @@ def _prepare(params: dict[str, Any]):
     if not isinstance(cparams, dict):
         raise _malformed("calculator_params must be an object", "calculator_params")
     atoms, meta = from_dict(params["structure"])
-    spec, engine = C.check_calculator(calc_id, cparams)
-    return atoms, meta, spec, engine, cparams
+    spec, engine, model = C.check_calculator(calc_id, cparams)
+    return atoms, meta, spec, engine, (cparams, model)
 
 
-def _attach(atoms, meta, spec, engine, cparams):
+def _attach(atoms, meta, spec, engine, calc_choice):
     # static checks first (element table of the calculator), then the model's own list
+    cparams, model = calc_choice
     C.check_system(spec, engine, atoms, None)
-    prepared = C.build(spec.id, engine, cparams, meta)
+    prepared = C.build(spec.id, engine, cparams, meta, model)
     if prepared.elements is not None:
         C.check_system(spec, engine, atoms, prepared.elements)
     if spec.needs_cell and meta.is_molecule:
@@ -73,9 +74,13 @@ def _attach(atoms, meta, spec, engine, cparams):
     return prepared
 
 
-def energy(params: dict[str, Any]) -> dict[str, Any]:
+def energy(params: dict[str, Any], cancel: threading.Event | None = None) -> dict[str, Any]:
     atoms, meta, spec, engine, cparams = _prepare(params)
     _attach(atoms, meta, spec, engine, cparams)
+    # loading a model can take seconds: a request cancelled meanwhile stops before computing
+    # (the computation itself cannot be interrupted; the service kills a worker that overstays)
+    if cancel is not None and cancel.is_set():
+        raise WorkerError("CANCELLED", "energy calculation cancelled before it started")
     try:
         e = float(atoms.get_potential_energy())
         forces = atoms.get_forces()
@@ -126,8 +131,11 @@ def optimize(params: dict[str, Any], emit: Emit, cancel: threading.Event) -> dic
     opt_id = params.get("optimizer", "bfgs")
     if opt_id is None:
         opt_id = "bfgs"
+    if not isinstance(opt_id, str):
+        raise _malformed("optimizer must be a string", "optimizer")
     if opt_id not in C.OPTIMIZERS:
-        raise _malformed(f"unknown optimizer {opt_id!r}; one of {', '.join(C.OPTIMIZERS)}", "optimizer")
+        raise WorkerError("UNKNOWN_OPTIMIZER", f"unknown optimizer {opt_id!r}; one of {', '.join(C.OPTIMIZERS)}",
+                          {"available": list(C.OPTIMIZERS)})
     ok, why = C.optimizer_status(opt_id)
     if not ok:
         raise WorkerError("OPTIMIZER_UNAVAILABLE", why)
@@ -143,11 +151,12 @@ def optimize(params: dict[str, Any], emit: Emit, cancel: threading.Event) -> dic
     if direction not in ("forward", "reverse", "both"):
         raise _malformed("optimizer_params.direction must be forward, reverse or both", "optimizer_params.direction")
     fmax = _get(params, "fmax", float, 0.05)
-    if fmax <= 0:
-        raise _malformed("fmax must be positive", "fmax")
+    if not fmax > 0:
+        raise WorkerError("INVALID_FMAX", f"fmax must be positive (eV/Angstrom), got {fmax}", {"fields": ["fmax"]})
     max_steps = _get(params, "max_steps", int, 200)
-    if max_steps < 0:
-        raise _malformed("max_steps must be 0 or more", "max_steps")
+    if max_steps < 1:
+        raise WorkerError("INVALID_MAX_STEPS", f"max_steps must be 1 or more, got {max_steps}",
+                          {"fields": ["max_steps"]})
     optimize_cell = _get(params, "optimize_cell", bool, False)
     frozen = params.get("frozen_atoms") or []
     if not isinstance(frozen, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in frozen):

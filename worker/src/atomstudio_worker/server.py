@@ -209,13 +209,14 @@ class Server:
         if job.cancel.is_set():
             self.error(job.id, "CANCELLED", "cancelled before it started")
             return
+        log.info("request %r: %s", job.id, job.method)
 
         def emit(data):
             self.send({"id": job.id, "event": "step", "data": data})
 
         try:
             if job.method == "energy":
-                result = runner.energy(job.params)
+                result = runner.energy(job.params, job.cancel)
             else:
                 result = runner.optimize(job.params, emit, job.cancel)
         except WorkerError as exc:

@@ -7,6 +7,7 @@ Turbomole `coord` file with `$periodic`, which this wrapper does not write.
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import subprocess
@@ -16,7 +17,31 @@ import numpy as np
 from ase.calculators.calculator import Calculator, CalculationFailed, all_changes
 from ase.units import Bohr, Hartree
 
+log = logging.getLogger("atomstudio_worker")
+
 METHOD_FLAGS = {"gfn2": ["--gfn", "2"], "gfn1": ["--gfn", "1"], "gfnff": ["--gfnff"]}
+# what the xtb program is given of the worker's environment: where to find things, language and
+# threads; nothing else (the worker's own settings and anything secret stay out of it)
+XTB_ENV_KEYS = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "XTBPATH", "XTBHOME", "OMP_NUM_THREADS",
+                "OMP_STACKSIZE", "OMP_MAX_ACTIVE_LEVELS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+DEFAULT_TIMEOUT_S = 600.0
+
+
+def xtb_timeout() -> float:
+    """Seconds one xtb run may take (ATOMSTUDIO_XTB_TIMEOUT_S, default 600): a stuck SCF ends."""
+    raw = os.environ.get("ATOMSTUDIO_XTB_TIMEOUT_S")
+    try:
+        value = float(raw) if raw else DEFAULT_TIMEOUT_S
+    except ValueError:
+        value = DEFAULT_TIMEOUT_S
+    return value if value > 0 else DEFAULT_TIMEOUT_S
+
+
+def xtb_environment() -> dict[str, str]:
+    env = {k: os.environ[k] for k in XTB_ENV_KEYS if k in os.environ}
+    env.setdefault("OMP_NUM_THREADS", "1")
+    env.setdefault("OMP_STACKSIZE", "500M")
+    return env
 
 
 def xtb_path() -> str | None:
@@ -58,14 +83,21 @@ class XTBProgram(Calculator):
                     fh.write(f"{s} {p[0]:.12f} {p[1]:.12f} {p[2]:.12f}\n")
             cmd = [exe, "input.xyz", *METHOD_FLAGS[method], "--grad",
                    "--chrg", str(int(self.parameters["charge"])), "--uhf", str(int(self.parameters["uhf"]))]
-            env = dict(os.environ)
-            env.setdefault("OMP_NUM_THREADS", "1")
-            env.setdefault("OMP_STACKSIZE", "500M")
-            proc = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True)
+            timeout = xtb_timeout()
+            try:
+                # on timeout, subprocess.run kills xtb and waits for it: no program left behind
+                proc = subprocess.run(cmd, cwd=tmp, env=xtb_environment(), capture_output=True, text=True,
+                                      timeout=timeout)
+            except subprocess.TimeoutExpired as exc:
+                raise CalculationFailed(f"xtb did not finish within {timeout:g} s (ATOMSTUDIO_XTB_TIMEOUT_S); "
+                                        "it was stopped") from exc
             grad_file = os.path.join(tmp, "gradient")
             if proc.returncode != 0 or not os.path.exists(grad_file):
-                tail = (proc.stderr or proc.stdout)[-800:]
-                raise CalculationFailed(f"xtb failed (exit {proc.returncode}): {tail}")
+                # the program's last words only (the whole output goes to the worker's log)
+                output = (proc.stderr or proc.stdout or "").strip()
+                log.warning("xtb failed (exit %s):\n%s", proc.returncode, output[-4000:])
+                last = output.splitlines()[-1][-200:] if output else "no output"
+                raise CalculationFailed(f"xtb failed (exit {proc.returncode}): {last}")
             with open(grad_file) as fh:
                 energy, grad = parse_gradient(fh.read(), len(self.atoms))
         self.results["energy"] = energy * Hartree

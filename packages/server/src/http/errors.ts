@@ -33,5 +33,8 @@ export const errorResponse = (err: unknown, requestId: string): [number, ErrorBo
 export const sendError = (reply: FastifyReply, req: FastifyRequest, err: unknown): FastifyReply => {
   const [status, body] = errorResponse(err, req.id);
   if (status >= 500) req.log.error({ err, reqId: req.id }, "request failed");
+  // 429 QUEUE_FULL and the like say when to come back (RFC 9110 Retry-After, seconds)
+  const retryAfter = body.details?.retry_after_s;
+  if (status === 429 && typeof retryAfter === "number") reply.header("retry-after", String(Math.ceil(retryAfter)));
   return reply.code(status).type("application/json").send(body);
 };

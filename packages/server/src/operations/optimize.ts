@@ -4,6 +4,7 @@ import { z } from "zod";
 import type { ServiceContext } from "../context.ts";
 import {
   calculatorPool,
+  cancelOnAbort,
   EnergyRequest,
   EnergyResult,
   OptimizeEnvelope,
@@ -23,7 +24,11 @@ const calcErrors = [
   },
   { status: 400, code: "UNSUPPORTED_ELEMENTS", when: "the calculator cannot treat these elements or this periodicity" },
   { status: 400, code: "INVALID_STRUCTURE", when: "structure JSON cannot be parsed, or has no atoms" },
+  { status: 400, code: "MODEL_PATH_NOT_ALLOWED", when: "calculator_params.model_path was given: models are picked by id" },
+  { status: 400, code: "UNKNOWN_MODEL", when: "calculator_params.model is not a model id of this server (details.available)" },
+  { status: 429, code: "QUEUE_FULL", when: "too many calculator jobs are waiting (ATOMSTUDIO_QUEUE_MAX); see Retry-After" },
   { status: 502, code: "WORKER_DIED", when: "the calculator worker died during the request (it is replaced)" },
+  { status: 504, code: "DEADLINE_EXCEEDED", when: "the job ran past ATOMSTUDIO_JOB_DEADLINE_S and was stopped" },
 ];
 const optErrors = [
   ...calcErrors,
@@ -33,6 +38,10 @@ const optErrors = [
     when: "tr_min, tr_ts or irc without Sella (the message has the install command)",
   },
   { status: 400, code: "INVALID_INDEX", when: "a frozen atom index out of bounds" },
+  { status: 400, code: "UNKNOWN_OPTIMIZER", when: "the optimizer is not bfgs, tr_min, tr_ts or irc" },
+  { status: 400, code: "INVALID_FMAX", when: "fmax is not positive" },
+  { status: 400, code: "INVALID_MAX_STEPS", when: "max_steps is below 1 or above the ceiling (ATOMSTUDIO_MAX_STEPS)" },
+  { status: 400, code: "INVALID_OPTIMIZER_PARAMS", when: "optimizer_params.delta0 or dx is not positive" },
 ];
 
 const CalculatorInfo = z.object({
@@ -43,6 +52,11 @@ const CalculatorInfo = z.object({
   status_message: z.string().nullable(),
   supports_pbc: z.boolean(),
   elements: z.array(z.string()).nullable().optional(),
+  models: z
+    .array(z.object({ id: z.string(), source: z.enum(["package", "models_dir", "environment"]), default: z.boolean() }))
+    .nullable()
+    .optional()
+    .describe("ML potentials: the server's models, by id (calculator_params.model); null for the others"),
 });
 
 export const calculatorsOp = defineOperation({
@@ -85,7 +99,7 @@ export const calculatorsOp = defineOperation({
 
 const optimizeHandler = async (env: z.output<typeof OptimizeEnvelope>, ctx: ServiceContext) => {
   const job = runOptimization(ctx, env);
-  ctx.request?.signal?.addEventListener("abort", job.cancel, { once: true });
+  cancelOnAbort(ctx, job.cancel);
   return job.result;
 };
 

@@ -1,11 +1,16 @@
 /**
  * A pool of long-lived calculator workers (models stay loaded between requests). Each worker
- * runs one job at a time; jobs beyond the pool wait in a FIFO queue and are told their position.
- * A dead worker is replaced when the next job needs its slot.
+ * runs one job at a time; jobs beyond the pool wait in a bounded FIFO queue (429 QUEUE_FULL
+ * beyond `queueMax`) and are told their position. A dead worker is replaced when the next job
+ * needs its slot.
+ *
+ * No caller holds a worker for ever: a running job past its deadline, or cancelled (the client
+ * left), is asked to stop; a worker that has not answered within the grace period (an energy
+ * calculation cannot be interrupted) is killed with the programs it started.
  */
 
 import { availableParallelism } from "node:os";
-import { AtomStudioError } from "atomstudio-core";
+import { AtomStudioError, isAtomStudioError } from "atomstudio-core";
 import type { WorkerProcess } from "./worker.ts";
 
 /**
@@ -19,9 +24,24 @@ export const workerThreadEnv = (poolSize: number, env: NodeJS.ProcessEnv): NodeJ
   return { ...env, OMP_NUM_THREADS: n, OPENBLAS_NUM_THREADS: n, MKL_NUM_THREADS: n };
 };
 
+/** The last optimizer state a cancelled run reported, without its (possibly large) structure. */
+const lastState = (details: Record<string, unknown> | undefined): Record<string, unknown> => {
+  const { steps, energy, fmax } = details ?? {};
+  return Object.fromEntries(Object.entries({ steps, energy, fmax }).filter(([, v]) => v !== undefined && v !== null));
+};
+
 export interface JobHandle<T> {
   result: Promise<T>;
   cancel: () => void;
+}
+
+export interface PoolLimits {
+  /** Jobs that may wait for a worker (default: unbounded). */
+  queueMax?: number;
+  /** Time a job may run on a worker, ms (default: none). */
+  deadlineMs?: number;
+  /** Time a worker asked to stop may take before it is killed, ms (default 5000). */
+  graceMs?: number;
 }
 
 export interface RunOptions {
@@ -44,13 +64,19 @@ export class WorkerPool {
   #queue: Job[] = [];
   #make: () => WorkerProcess;
   #calculators: Promise<unknown> | undefined;
+  #limits: Required<PoolLimits>;
 
-  /** `make` starts one worker; default: the repository's Python with the process environment. */
-  constructor(size: number, make: () => WorkerProcess) {
+  /** `make` starts one worker (the service's: the configured Python with the worker environment). */
+  constructor(size: number, make: () => WorkerProcess, limits: PoolLimits = {}) {
     this.size = Math.max(1, size);
     this.#workers = new Array(this.size).fill(undefined);
     this.#busy = new Array(this.size).fill(false);
     this.#make = make;
+    this.#limits = {
+      queueMax: limits.queueMax ?? Number.POSITIVE_INFINITY,
+      deadlineMs: limits.deadlineMs ?? Number.POSITIVE_INFINITY,
+      graceMs: limits.graceMs ?? 5000,
+    };
   }
 
   /** Live worker processes (for tests and diagnostics). */
@@ -58,10 +84,23 @@ export class WorkerPool {
     return this.#workers.filter((w): w is WorkerProcess => w?.alive === true);
   }
 
-  /** The worker's calculator listing, asked once (it does not change while a worker runs). */
+  /** Jobs waiting for a worker. */
+  get queued(): number {
+    return this.#queue.length;
+  }
+
+  /**
+   * The worker's calculator listing, asked once (it does not change while a worker runs). The
+   * worker answers it at once even while it computes, so it does not wait in the job queue.
+   */
   calculators<T>(): Promise<T> {
     if (!this.#calculators) {
-      this.#calculators = this.run<T>("calculators", {}).result.catch((e) => {
+      let w = this.#workers[0];
+      if (!w?.alive) {
+        w = this.#make();
+        this.#workers[0] = w;
+      }
+      this.#calculators = w.request<T>("calculators", {}).result.catch((e) => {
         this.#calculators = undefined;
         throw e;
       });
@@ -70,7 +109,17 @@ export class WorkerPool {
   }
 
   run<T>(method: string, params: unknown, opts: RunOptions = {}): JobHandle<T> {
-    let cancelRunning: (() => void) | undefined;
+    if (this.#queue.length >= this.#limits.queueMax && this.#busy.every(Boolean)) {
+      // a guess at when a slot frees: a fraction of the deadline, at least a few seconds
+      const retryAfterS = Math.max(5, Math.min(60, Math.ceil(this.#limits.deadlineMs / 1000 / 60)));
+      throw new AtomStudioError(
+        "QUEUE_FULL",
+        `${this.#queue.length} calculator jobs are already waiting for a worker; try again later`,
+        { queue_max: this.#limits.queueMax, retry_after_s: retryAfterS },
+        429,
+      );
+    }
+    let stopRunning: (() => void) | undefined;
     let job!: Job;
     const result = new Promise<T>((resolve, reject) => {
       job = {
@@ -78,9 +127,43 @@ export class WorkerPool {
         reject,
         start: (w) => {
           const { id, result: r } = w.request<T>(method, params, opts.onEvent);
-          cancelRunning = () => w.cancel(id);
-          r.then(resolve, reject);
-          return r;
+          let expired = false;
+          let stopped = false;
+          let graceTimer: NodeJS.Timeout | undefined;
+          // ask the worker to stop; kill it (and its children) if it has not answered in time
+          const stop = () => {
+            stopped = true;
+            w.cancel(id);
+            graceTimer ??= setTimeout(() => w.kill(), this.#limits.graceMs);
+          };
+          stopRunning = stop;
+          const deadline = Number.isFinite(this.#limits.deadlineMs)
+            ? setTimeout(() => {
+                expired = true;
+                stop();
+              }, this.#limits.deadlineMs)
+            : undefined;
+          const settled = r.finally(() => {
+            clearTimeout(deadline);
+            clearTimeout(graceTimer);
+          });
+          settled.then(resolve, (e) => {
+            const stoppedHere = stopped && isAtomStudioError(e) && (e.code === "CANCELLED" || e.code === "WORKER_DIED");
+            if (stoppedHere && expired)
+              return reject(
+                new AtomStudioError(
+                  "DEADLINE_EXCEEDED",
+                  `The calculation did not finish within the job deadline of ${this.#limits.deadlineMs / 1000} s and was stopped`,
+                  { deadline_s: this.#limits.deadlineMs / 1000, ...lastState(e.details) },
+                  504,
+                ),
+              );
+            // a worker killed because it did not stop in time still means: cancelled as asked
+            if (stoppedHere && e.code === "WORKER_DIED")
+              return reject(new AtomStudioError("CANCELLED", "Cancelled; the calculation was stopped", undefined, 409));
+            reject(e);
+          });
+          return settled;
         },
       };
     });
@@ -94,7 +177,7 @@ export class WorkerPool {
         this.#queue.splice(i, 1);
         job.reject(new AtomStudioError("CANCELLED", "Cancelled while waiting for a calculator worker", undefined, 409));
         this.#notifyPositions();
-      } else cancelRunning?.();
+      } else stopRunning?.();
     };
     return { result, cancel };
   }

@@ -1,28 +1,37 @@
 /**
  * Geometry optimization and single-point energies through the calculator worker pool: the
- * envelope of decisions §8, checked here before any work is queued.
+ * envelope of decisions §8, checked here before any work is queued (shape by zod: 422; ranges and
+ * names on a well-formed body: coded 400s).
  */
-import { checkIndices, fail, fromDict, toDict } from "atomstudio-core";
+import { AtomStudioError, checkIndices, fail, fromDict, toDict } from "atomstudio-core";
 import { z } from "zod";
+import { redact } from "../chat/secrets.ts";
 import type { ServiceConfig } from "../config.ts";
 import { provide, type ServiceContext } from "../context.ts";
 import { StructureJSON } from "../registry/schemas.ts";
 import { type RunOptions, WorkerPool, workerThreadEnv } from "./pool.ts";
 import { WorkerProcess, workerPython } from "./worker.ts";
 
+export const OPTIMIZERS = ["bfgs", "tr_min", "tr_ts", "irc"] as const;
+
 export const OptimizeEnvelope = z.object({
   structure: StructureJSON,
   calculator: z
     .string()
     .describe("calculator id: emt, gfn2, gfn1, gfn0, gfnff, mace, chgnet, m3gnet (uff is browser-side and not served)"),
-  calculator_params: z.record(z.string(), z.unknown()).optional().describe("e.g. {model_path, device}"),
+  calculator_params: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe(
+      "e.g. {model, device}: `model` is a model id from GET /api/optimize/calculators (mace, chgnet, m3gnet); files are never named by path",
+    ),
   optimizer: z.string().default("bfgs").describe("bfgs, tr_min, tr_ts or irc"),
   optimizer_params: z
     .object({ delta0: z.number().optional(), dx: z.number().optional() })
     .optional()
     .describe("delta0: initial trust radius (tr_min, tr_ts); dx: IRC step in Angstrom"),
-  fmax: z.number().positive().default(0.05).describe("force convergence criterion, eV/Angstrom"),
-  max_steps: z.number().int().min(0).default(200),
+  fmax: z.number().default(0.05).describe("force convergence criterion, eV/Angstrom; > 0"),
+  max_steps: z.number().int().default(200).describe("1 to the service's ceiling (ATOMSTUDIO_MAX_STEPS, default 10000)"),
   optimize_cell: z.boolean().default(false).describe("also relax cell shape and volume"),
   frozen_atoms: z.array(z.number().int()).default([]).describe("site indices held exactly fixed"),
   return_trajectory: z.boolean().default(false),
@@ -35,6 +44,9 @@ export const EnergyRequest = z.object({
   calculator_params: z.record(z.string(), z.unknown()).optional(),
 });
 
+const IrcBranch = z.object({ structure: StructureJSON, energy: z.number(), converged: z.boolean(), steps: z.number().int() });
+
+/** What the worker really sends (worker/PROTOCOL.md), every field declared: the schema is strict. */
 export const OptimizeResult = z.object({
   structure: StructureJSON,
   converged: z.boolean(),
@@ -43,7 +55,18 @@ export const OptimizeResult = z.object({
   energy: z.number(),
   fmax: z.number(),
   message: z.string(),
-  trajectory: z.array(z.unknown()).optional(),
+  trajectory: z
+    .array(z.object({ step: z.number().int(), energy: z.number(), fmax: z.number(), structure: StructureJSON }))
+    .optional()
+    .describe("every step, with return_trajectory"),
+  irc: z
+    .object({ forward: IrcBranch.optional(), reverse: IrcBranch.optional() })
+    .optional()
+    .describe("irc only: the end of each branch"),
+  calculator: z.string().describe("the calculator id that ran"),
+  engine: z.string().describe("what computed it, e.g. tblite"),
+  optimizer: z.string(),
+  elapsed_s: z.number().describe("wall time of the run in the worker, seconds"),
 });
 
 export const EnergyResult = z.object({
@@ -52,6 +75,7 @@ export const EnergyResult = z.object({
   forces: z.array(z.array(z.number())),
   fmax: z.number(),
   stress: z.array(z.number()).nullable().optional(),
+  calculator: z.string().describe("the calculator id that ran"),
 });
 
 declare module "../context.ts" {
@@ -60,26 +84,130 @@ declare module "../context.ts" {
   }
 }
 
-/** A pool of `size` workers started with the configured Python and the process environment. */
-export const configuredPool = (config: ServiceConfig, size = config.workers): WorkerPool => {
+/**
+ * What the worker may see of the service's environment: where programs and libraries are, the
+ * language, thread settings, and the worker's own settings, given explicitly from the parsed
+ * configuration. Never a provider key, never ATOMSTUDIO_TOKEN (decisions: child processes get a
+ * minimal environment). `xtb`, which the worker may start, gets even less (worker/README.md).
+ */
+export const WORKER_ENV_PASSED = [
+  "PATH",
+  "HOME",
+  "LANG",
+  "LC_ALL",
+  "LC_CTYPE",
+  "TZ",
+  "TMPDIR",
+  "PYTHONPATH",
+  "XTBPATH",
+  "OMP_NUM_THREADS",
+  "OMP_STACKSIZE",
+  "OPENBLAS_NUM_THREADS",
+  "MKL_NUM_THREADS",
+  "CUDA_VISIBLE_DEVICES",
+] as const;
+
+export const workerEnvironment = (config: ServiceConfig, poolSize = config.workers): NodeJS.ProcessEnv => {
+  const env: NodeJS.ProcessEnv = {};
+  for (const name of WORKER_ENV_PASSED) if (config.environment[name]) env[name] = config.environment[name];
+  const own: Record<string, string | number | undefined> = {
+    ATOMSTUDIO_MODELS_DIR: config.modelsDir,
+    ATOMSTUDIO_MACE_MODEL: config.maceModel,
+    ATOMSTUDIO_CHGNET_MODEL: config.chgnetModel,
+    ATOMSTUDIO_M3GNET_MODEL: config.m3gnetModel,
+    ATOMSTUDIO_DEVICE: config.workerDevice,
+    ATOMSTUDIO_XTB: config.xtbProgram,
+    ATOMSTUDIO_XTB_TIMEOUT_S: config.xtbTimeoutS,
+    ATOMSTUDIO_WORKER_LOG_LEVEL: config.workerLogLevel,
+    // models come from the allowlist only: no library may fetch one from a hub at run time
+    HF_HUB_OFFLINE: 1,
+  };
+  for (const [name, value] of Object.entries(own)) if (value !== undefined) env[name] = String(value);
+  return workerThreadEnv(poolSize, env);
+};
+
+/** A pool of `size` workers started with the configured Python, the worker environment and limits. */
+export const configuredPool = (config: ServiceConfig, size = config.workers, log?: ServiceContext["log"]): WorkerPool => {
   const python = workerPython(config.python);
-  return new WorkerPool(size, () => new WorkerProcess(python, workerThreadEnv(size, { ...config.environment })));
+  const env = workerEnvironment(config, size);
+  const logging = { log, redact: (text: string) => redact(text, [], { ...config.environment }) };
+  return new WorkerPool(size, () => new WorkerProcess(python, env, logging), {
+    queueMax: config.queueMax,
+    deadlineMs: config.jobDeadlineMs,
+    graceMs: config.cancelGraceMs,
+  });
 };
 
 /** The pool lives on the service context, started on first use and closed with the app. */
 export const calculatorPool = (ctx: ServiceContext): WorkerPool =>
-  ctx.services.calculatorPool ?? provide(ctx, "calculatorPool", configuredPool(ctx.config));
+  ctx.services.calculatorPool ?? provide(ctx, "calculatorPool", configuredPool(ctx.config, ctx.config.workers, ctx.log));
+
+/** Callers never name files on the server: models are picked by id from the server's allowlist. */
+const refuseFilePaths = (params: Record<string, unknown> | undefined): void => {
+  if (params && "model_path" in params)
+    throw new AtomStudioError(
+      "MODEL_PATH_NOT_ALLOWED",
+      "calculator_params.model_path is not accepted: pick a server-side model by id with calculator_params.model (GET /api/optimize/calculators lists them)",
+      { fields: ["calculator_params.model_path"] },
+      400,
+    );
+};
+
+/** Range checks of a well-formed envelope: coded 400s, before the job is queued. */
+export const checkEnvelope = (env: OptimizeEnvelope, config: ServiceConfig): void => {
+  if (!(OPTIMIZERS as readonly string[]).includes(env.optimizer))
+    throw new AtomStudioError(
+      "UNKNOWN_OPTIMIZER",
+      `Unknown optimizer ${JSON.stringify(env.optimizer)}; one of ${OPTIMIZERS.join(", ")}`,
+      { available: [...OPTIMIZERS] },
+      400,
+    );
+  if (!(env.fmax > 0))
+    throw new AtomStudioError("INVALID_FMAX", `fmax must be positive (eV/Angstrom), got ${env.fmax}`, { fields: ["fmax"] }, 400);
+  if (env.max_steps < 1 || env.max_steps > config.maxSteps)
+    throw new AtomStudioError(
+      "INVALID_MAX_STEPS",
+      `max_steps must be between 1 and ${config.maxSteps}, got ${env.max_steps}`,
+      { fields: ["max_steps"], max: config.maxSteps },
+      400,
+    );
+  for (const key of ["delta0", "dx"] as const) {
+    const v = env.optimizer_params?.[key];
+    if (v !== undefined && !(v > 0))
+      throw new AtomStudioError(
+        "INVALID_OPTIMIZER_PARAMS",
+        `optimizer_params.${key} must be positive, got ${v}`,
+        { fields: [`optimizer_params.${key}`] },
+        400,
+      );
+  }
+  refuseFilePaths(env.calculator_params);
+};
 
 /** Validate the structure and frozen indices here, so a bad request never waits in the queue. */
 export const workerParams = (env: Pick<OptimizeEnvelope, "structure" | "frozen_atoms"> & Record<string, unknown>) => {
+  refuseFilePaths(env.calculator_params as Record<string, unknown> | undefined);
   const s = fromDict(env.structure);
   if (s.length === 0) fail("INVALID_STRUCTURE", "The structure has no atoms");
   if (env.frozen_atoms?.length) checkIndices(s, env.frozen_atoms, "frozen_atoms");
   return { ...env, structure: toDict(s) };
 };
 
-export const runOptimization = (ctx: ServiceContext, env: OptimizeEnvelope, opts: RunOptions = {}) =>
-  calculatorPool(ctx).run<z.output<typeof OptimizeResult>>("optimize", workerParams(env), opts);
+export const runOptimization = (ctx: ServiceContext, env: OptimizeEnvelope, opts: RunOptions = {}) => {
+  checkEnvelope(env, ctx.config);
+  return calculatorPool(ctx).run<z.output<typeof OptimizeResult>>("optimize", workerParams(env), opts);
+};
 
-export const runEnergy = (ctx: ServiceContext, req: z.output<typeof EnergyRequest>) =>
-  calculatorPool(ctx).run<z.output<typeof EnergyResult>>("energy", workerParams({ ...req, frozen_atoms: [] })).result;
+/** A single point; cancelled (dequeued, or stopped on its worker) when the client goes away. */
+export const runEnergy = (ctx: ServiceContext, req: z.output<typeof EnergyRequest>) => {
+  const job = calculatorPool(ctx).run<z.output<typeof EnergyResult>>("energy", workerParams({ ...req, frozen_atoms: [] }));
+  cancelOnAbort(ctx, job.cancel);
+  return job.result;
+};
+
+/** Cancel a job when the HTTP client goes away (or has already gone). */
+export const cancelOnAbort = (ctx: ServiceContext, cancel: () => void): void => {
+  const signal = ctx.request?.signal;
+  if (signal?.aborted) cancel();
+  else signal?.addEventListener("abort", cancel, { once: true });
+};

@@ -2,6 +2,8 @@
  * One Python calculator worker process (worker/PROTOCOL.md): JSON lines over stdin/stdout,
  * requests `{id, method, params}`, replies `{id, ok, result|error}`, progress `{id, event, data}`.
  * A worker that dies fails every request it holds at once with 502 WORKER_DIED (never a hang).
+ * Its stderr (tracebacks, library output) goes to the service log, redacted, never into an error
+ * body. It leads its own process group, so killing it also ends the programs it started (`xtb`).
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -9,6 +11,7 @@ import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { AtomStudioError } from "atomstudio-core";
+import { redact } from "../chat/secrets.ts";
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../../../..");
 
@@ -31,15 +34,34 @@ const STATUS: Record<string, number> = {
   INVALID_STRUCTURE: 400,
   INVALID_INDEX: 400,
   MALFORMED_REQUEST: 422,
+  INVALID_FMAX: 400,
+  INVALID_MAX_STEPS: 400,
+  MODEL_PATH_NOT_ALLOWED: 400,
+  UNKNOWN_MODEL: 400,
   CANCELLED: 409,
   SHUTTING_DOWN: 503,
   CALCULATION_FAILED: 500,
 };
 
+/** Longest worker message passed on: engine errors can quote whole program output. */
+const MAX_MESSAGE = 500;
+
 export const workerError = (e: { code?: string; message?: string; details?: Record<string, unknown> }): AtomStudioError => {
   const code = e.code ?? "INTERNAL_ERROR";
-  return new AtomStudioError(code, e.message ?? code, e.details, STATUS[code] ?? 500);
+  const text = redact(e.message ?? code, [], {});
+  const message = text.length > MAX_MESSAGE ? `${text.slice(0, MAX_MESSAGE)}…` : text;
+  return new AtomStudioError(code, message, e.details, STATUS[code] ?? 500);
 };
+
+/** Where a dead worker's stderr goes: the service log (pino's `warn` shape), after `redact`. */
+export interface WorkerLogging {
+  log?: { warn: (obj: object, msg: string) => void };
+  /** Removes secrets from text before it is logged (the service passes its key-aware redaction). */
+  redact?: (text: string) => string;
+}
+
+/** Sent instead of the worker's own words: what happened and what the service does about it. */
+export const WORKER_DIED_MESSAGE = "The calculator worker stopped during the request; a new one serves the next request";
 
 interface Pending {
   resolve: (v: unknown) => void;
@@ -55,10 +77,13 @@ export class WorkerProcess {
   #stderrTail: string[] = [];
   readonly exited: Promise<void>;
 
-  constructor(python: string, env: NodeJS.ProcessEnv) {
+  /** `env` is the worker's whole environment (see `workerEnvironment`): nothing else is inherited. */
+  constructor(python: string, env: NodeJS.ProcessEnv, { log, redact = (t) => t }: WorkerLogging = {}) {
     this.child = spawn(python, ["-m", "atomstudio_worker"], {
       stdio: ["pipe", "pipe", "pipe"],
       env: { ...env, PYTHONUNBUFFERED: "1" },
+      // its own process group: a kill reaches the programs it started too
+      detached: true,
     });
     const lines = createInterface({ input: this.child.stdout as NodeJS.ReadableStream });
     lines.on("line", (line) => this.#onLine(line));
@@ -69,14 +94,17 @@ export class WorkerProcess {
     this.child.stdin?.on("error", () => {});
     this.exited = new Promise((res) => {
       const die = (why: string) => {
-        if (!this.#dead)
-          this.#dead = new AtomStudioError("WORKER_DIED", why, { stderr: this.#stderrTail.join("").slice(-2000) }, 502);
+        if (!this.#dead) {
+          // the details stay here: a traceback names files, versions and inputs of the machine
+          log?.warn({ pid: this.child.pid, stderr: redact(this.#stderrTail.join("").slice(-4000)) }, `calculator worker: ${why}`);
+          this.#dead = new AtomStudioError("WORKER_DIED", WORKER_DIED_MESSAGE, undefined, 502);
+        }
         for (const p of this.#pending.values()) p.reject(this.#dead);
         this.#pending.clear();
         res();
       };
-      this.child.on("error", (e) => die(`Calculator worker could not start (${e.message}); run scripts/setup-python`));
-      this.child.on("exit", (code, signal) => die(`Calculator worker exited (${signal ?? `code ${code}`}) during the request`));
+      this.child.on("error", (e) => die(`could not start (${e.message}); run scripts/setup-python`));
+      this.child.on("exit", (code, signal) => die(`exited (${signal ?? `code ${code}`})`));
     });
   }
 
@@ -125,8 +153,15 @@ export class WorkerProcess {
     if (this.alive) this.child.stdin?.write(`${JSON.stringify({ id: `c${id}`, method: "cancel", params: { id } })}\n`);
   }
 
+  /** SIGKILL to the worker's process group: the worker and whatever it started. */
   kill(): void {
-    this.child.kill("SIGKILL");
+    const pid = this.child.pid;
+    if (pid === undefined) return;
+    try {
+      process.kill(-pid, "SIGKILL");
+    } catch {
+      this.child.kill("SIGKILL"); // the group is gone already, or this platform has none
+    }
   }
 
   async shutdown(): Promise<void> {

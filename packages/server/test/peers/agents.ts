@@ -35,7 +35,8 @@ export const makeAgentBench = async (): Promise<AgentBench> => {
   const bin = join(base, "bin");
   const root = join(base, "root");
   await mkdir(bin, { recursive: true });
-  await mkdir(root, { recursive: true });
+  // The agent root must be private (mode 0700), as the runner insists.
+  await mkdir(root, { recursive: true, mode: 0o700 });
   return {
     bin,
     root,

@@ -4,9 +4,9 @@
  * blocks), and a final `result` with `usage`. MCP: `--mcp-config <file>` naming this service's
  * streamable-HTTP endpoint; its tools are allowed with `--allowedTools mcp__atomstudio[__tool]`.
  */
-import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type AgentStreamEvent, agentError, agentEvent, type Usage } from "../types.ts";
+import { writeNoFollow } from "./files.ts";
 import { type AgentSpec, asRecord, MCP_SERVER_NAME, num } from "./spec.ts";
 
 const MCP_FILE = "atomstudio-mcp.claude.json";
@@ -37,28 +37,23 @@ export const claude: AgentSpec = {
     const server: Record<string, unknown> = { type: "http", url: inv.mcpUrl };
     // Claude Code expands ${VAR} in MCP configs: the token itself is never written to disk.
     if (inv.mcpTokenVar) server.headers = { Authorization: `Bearer \${${inv.mcpTokenVar}}` };
-    await writeFile(join(inv.workdir, MCP_FILE), `${JSON.stringify({ mcpServers: { [MCP_SERVER_NAME]: server } }, null, 2)}\n`, {
-      mode: 0o600,
-    });
+    await writeNoFollow(inv.workdir, MCP_FILE, `${JSON.stringify({ mcpServers: { [MCP_SERVER_NAME]: server } }, null, 2)}\n`);
     return [MCP_FILE];
   },
   args(inv) {
     const allowed = inv.availableTools?.length
       ? inv.availableTools.map((t) => `mcp__${MCP_SERVER_NAME}__${t}`)
       : [`mcp__${MCP_SERVER_NAME}`];
+    // Every value is glued to its option (`--flag=value`), so no value can be read as an option.
     return [
       "-p",
-      "--output-format",
-      "stream-json",
+      "--output-format=stream-json",
       "--verbose",
-      "--max-turns",
-      String(inv.maxTurns),
-      ...(inv.model && inv.model !== "default" ? ["--model", inv.model] : []),
-      "--mcp-config",
-      join(inv.workdir, MCP_FILE),
+      `--max-turns=${inv.maxTurns}`,
+      ...(inv.model && inv.model !== "default" ? [`--model=${inv.model}`] : []),
+      `--mcp-config=${join(inv.workdir, MCP_FILE)}`,
       "--strict-mcp-config",
-      "--allowedTools",
-      allowed.join(","),
+      `--allowedTools=${allowed.join(",")}`,
       "--",
       inv.prompt,
     ];

@@ -25,15 +25,15 @@ export const codex: AgentSpec = {
   },
   args(inv) {
     const prefix = `mcp_servers.${MCP_SERVER_NAME}`;
+    // Every value is glued to its option (`--flag=value`), so no value can be read as an option.
     return [
       "exec",
       "--json",
       "--skip-git-repo-check",
-      ...(inv.model ? ["--model", inv.model] : []),
-      "-c",
-      `${prefix}.url=${toml(inv.mcpUrl)}`,
-      ...(inv.mcpTokenVar ? ["-c", `${prefix}.bearer_token_env_var=${toml(inv.mcpTokenVar)}`] : []),
-      ...(inv.availableTools?.length ? ["-c", `${prefix}.enabled_tools=${toml(inv.availableTools)}`] : []),
+      ...(inv.model ? [`--model=${inv.model}`] : []),
+      `--config=${prefix}.url=${toml(inv.mcpUrl)}`,
+      ...(inv.mcpTokenVar ? [`--config=${prefix}.bearer_token_env_var=${toml(inv.mcpTokenVar)}`] : []),
+      ...(inv.availableTools?.length ? [`--config=${prefix}.enabled_tools=${toml(inv.availableTools)}`] : []),
       "--",
       inv.prompt,
     ];

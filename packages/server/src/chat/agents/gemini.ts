@@ -6,9 +6,9 @@
  * `.gemini/settings.json` in the working directory (`mcpServers.atomstudio.httpUrl`,
  * `model.maxSessionTurns`).
  */
-import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type AgentStreamEvent, agentError, agentEvent, type Usage } from "../types.ts";
+import { privateDir, writeNoFollow } from "./files.ts";
 import { type AgentSpec, asRecord, MCP_SERVER_NAME, num } from "./spec.ts";
 
 const SETTINGS = join(".gemini", "settings.json");
@@ -34,13 +34,14 @@ export const gemini: AgentSpec = {
     // Gemini CLI expands $VAR in settings: the token itself is never written to disk.
     if (inv.mcpTokenVar) server.headers = { Authorization: `Bearer $${inv.mcpTokenVar}` };
     if (inv.availableTools?.length) server.includeTools = inv.availableTools;
-    await mkdir(join(inv.workdir, ".gemini"), { recursive: true });
+    const dir = await privateDir(inv.workdir, ".gemini");
     const settings = { mcpServers: { [MCP_SERVER_NAME]: server }, model: { maxSessionTurns: inv.maxTurns } };
-    await writeFile(join(inv.workdir, SETTINGS), `${JSON.stringify(settings, null, 2)}\n`, { mode: 0o600 });
+    await writeNoFollow(dir, "settings.json", `${JSON.stringify(settings, null, 2)}\n`);
     return [SETTINGS];
   },
   args(inv) {
-    return ["--output-format", "stream-json", ...(inv.model ? ["--model", inv.model] : []), `--prompt=${inv.prompt}`];
+    // Every value is glued to its option (`--flag=value`), so no value can be read as an option.
+    return ["--output-format=stream-json", ...(inv.model ? [`--model=${inv.model}`] : []), `--prompt=${inv.prompt}`];
   },
   parser() {
     const toolNames = new Map<string, string>();

@@ -8,7 +8,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { constants } from "node:fs";
-import { access, mkdir, realpath, stat, writeFile } from "node:fs/promises";
+import { access, mkdir, realpath, stat } from "node:fs/promises";
 import { delimiter, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { AtomStudioError } from "atomstudio-core";
@@ -16,12 +16,19 @@ import { z } from "zod";
 import { redact, redactDeep } from "../secrets.ts";
 import type { SseStream } from "../sse.ts";
 import { type AgentStreamEvent, agentError, agentEvent } from "../types.ts";
+import { ensureAgentRoot, writeNoFollow } from "./files.ts";
+import type { McpAccess } from "./mcp-gateway.ts";
 import { AGENTS, agentById } from "./registry.ts";
 import type { AgentInvocation, AgentSpec } from "./spec.ts";
 
 export const DEFAULT_AGENT_ROOT = "/tmp/catgo-work";
-/** Environment variable through which an agent gets the service's bearer token for /mcp. */
+/** Environment variable through which an agent gets its per-run MCP credential (never the service token). */
 export const MCP_TOKEN_VAR = "ATOMSTUDIO_MCP_TOKEN";
+/** Longest run a request may ask for, seconds (timers beyond 2^31 ms would fire at once). */
+export const MAX_AGENT_TIMEOUT_S = 3600;
+export const MAX_AGENT_TURNS = 200;
+/** MCP tool names an allowlist may hold: this service's tools only, so no agent-native tool (Bash, shell) can be named. */
+const TOOL_NAME = /^svc_\w+$/;
 
 export const AgentRequest = z.object({
   agent: z.string(),
@@ -73,11 +80,35 @@ const badDir = (requested: string, root: string) =>
     400,
   );
 
+const badOption = (option: string, message: string, extra: Record<string, unknown> = {}) =>
+  new AtomStudioError("INVALID_AGENT_OPTION", message, { option, ...extra }, 400);
+
+/**
+ * Refuse values that could turn into options or tools of the agent (decisions §9): a model that
+ * starts with `-` (`-y`, `--approval-mode=yolo`), tool names other than `svc_*`, and limits beyond
+ * the caps.
+ */
+export const checkAgentOptions = (req: AgentRequest): void => {
+  if (req.model?.startsWith("-")) throw badOption("model", `model ${JSON.stringify(req.model)} may not start with "-"`);
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
+  if (req.model && /[\u0000-\u001f\u007f]/.test(req.model)) throw badOption("model", "model may not contain control characters");
+  for (const tool of req.context?.available_tools ?? [])
+    if (!TOOL_NAME.test(tool))
+      throw badOption(
+        "available_tools",
+        `available_tools may name only this service's tools (svc_…), not ${JSON.stringify(tool)}`,
+      );
+  if (req.timeout > MAX_AGENT_TIMEOUT_S)
+    throw badOption("timeout", `timeout is at most ${MAX_AGENT_TIMEOUT_S} s`, { max: MAX_AGENT_TIMEOUT_S });
+  if (req.max_turns > MAX_AGENT_TURNS)
+    throw badOption("max_turns", `max_turns is at most ${MAX_AGENT_TURNS}`, { max: MAX_AGENT_TURNS });
+};
+
 /** Resolve (and create) the working directory; it must lie inside the agent root, symlinks included. */
 export const resolveWorkdir = async (requested: string | null | undefined, root: string): Promise<string> => {
   const want = resolve(root, requested || root);
   if (!inside(root, want)) throw badDir(requested ?? "", root);
-  await mkdir(root, { recursive: true });
+  await ensureAgentRoot(root);
   const realRoot = await realpath(root);
   // The deepest existing ancestor must already resolve inside the root (no escape through a symlink).
   let probe = want;
@@ -96,8 +127,11 @@ export const resolveWorkdir = async (requested: string | null | undefined, root:
   return real;
 };
 
-/** PATH, HOME and the agent's own credentials; nothing else from the service's environment. */
-export const agentEnv = (spec: AgentSpec, env: NodeJS.ProcessEnv, mcpToken: string | undefined): NodeJS.ProcessEnv => {
+/**
+ * PATH, HOME, the agent's own credentials and its per-run MCP credential; nothing else from the
+ * service's environment (no other provider's key, never ATOMSTUDIO_TOKEN).
+ */
+export const agentEnv = (spec: AgentSpec, env: NodeJS.ProcessEnv, mcpToken: string | null): NodeJS.ProcessEnv => {
   const out: NodeJS.ProcessEnv = {};
   for (const k of ["PATH", "HOME", ...spec.keyVars]) if (env[k] !== undefined) out[k] = env[k];
   if (mcpToken) out[MCP_TOKEN_VAR] = mcpToken;
@@ -177,8 +211,10 @@ const LINE_PREVIEW = 200;
 export interface AgentRunOptions {
   env: NodeJS.ProcessEnv;
   limiter: AgentLimiter;
-  mcpUrl: string;
-  mcpToken: string | undefined;
+  /** How this run reaches the service's MCP tools (a per-run credential when the service has a token). */
+  mcp(tools: readonly string[] | null): Promise<McpAccess>;
+  /** Secrets that no event or error may carry besides the agent's keys (the service token). */
+  secrets?: readonly (string | undefined)[];
   /** Called with the child's pid once it runs (tests and diagnostics). */
   onSpawn?: (pid: number) => void;
 }
@@ -210,6 +246,7 @@ export const streamAgent = async (req: AgentRequest, sse: SseStream, opts: Agent
       { agent: spec.id, program: spec.program },
       404,
     );
+  checkAgentOptions(req);
   const root = agentRoot(env);
   const workdir = await resolveWorkdir(req.context?.working_directory, root);
   const release = opts.limiter.tryAcquire(maxAgents(env));
@@ -220,19 +257,21 @@ export const streamAgent = async (req: AgentRequest, sse: SseStream, opts: Agent
       { max_agents: maxAgents(env) },
       429,
     );
-  const secrets = [...spec.keyVars.map((k) => env[k]), opts.mcpToken];
-  const clean = (s: string) => redact(s, secrets, env);
   let child: ChildProcess | null = null;
+  let mcp: McpAccess | null = null;
   try {
+    mcp = await opts.mcp(req.context?.available_tools ?? null);
+    const secrets = [...spec.keyVars.map((k) => env[k]), ...(opts.secrets ?? []), mcp.token];
+    const clean = (s: string) => redact(s, secrets, env);
     const structure = req.context?.structure_json;
-    if (structure) await writeFile(join(workdir, "structure.json"), `${JSON.stringify(structure, null, 2)}\n`);
+    if (structure) await writeNoFollow(workdir, "structure.json", `${JSON.stringify(structure, null, 2)}\n`);
     const inv: AgentInvocation = {
       prompt: buildPrompt(req, Boolean(structure)),
       model: req.model || env[`ATOMSTUDIO_${spec.id.toUpperCase()}_MODEL`] || spec.defaultModel,
       maxTurns: req.max_turns,
       workdir,
-      mcpUrl: opts.mcpUrl,
-      mcpTokenVar: opts.mcpToken ? MCP_TOKEN_VAR : null,
+      mcpUrl: mcp.url,
+      mcpTokenVar: mcp.token ? MCP_TOKEN_VAR : null,
       availableTools: req.context?.available_tools ?? null,
     };
     await spec.prepare(inv);
@@ -241,7 +280,7 @@ export const streamAgent = async (req: AgentRequest, sse: SseStream, opts: Agent
     const parser = spec.parser();
     const proc = spawn(program, spec.args(inv), {
       cwd: workdir,
-      env: agentEnv(spec, env, opts.mcpToken),
+      env: agentEnv(spec, env, mcp.token),
       detached: true, // own process group, so the whole tree can be killed
       stdio: ["ignore", "pipe", "pipe"],
     });
@@ -348,7 +387,9 @@ export const streamAgent = async (req: AgentRequest, sse: SseStream, opts: Agent
       lines.close();
     }
   } finally {
-    // The slot is free once the agent has exited (a process that never started frees it at once).
+    // The credential dies with the run; the slot is free once the agent has exited (a process
+    // that never started frees it at once).
+    mcp?.revoke();
     if (child?.pid && child.exitCode === null && child.signalCode === null) {
       killGroup(child);
       child.once("exit", release);

@@ -31,6 +31,8 @@ beforeEach(() => {
     HOME: bench.root,
     ATOMSTUDIO_AGENT_ROOT: bench.root,
     ANTHROPIC_API_KEY: "sk-ant-agent-key-0123456789",
+    OPENAI_API_KEY: "sk-openai-agent-key-0123456789",
+    GEMINI_API_KEY: "AIza-gemini-agent-key-0123456789",
     DEEPSEEK_API_KEY: "sk-deepseek-not-for-agents-0123456789",
   });
 });
@@ -187,24 +189,35 @@ describe("invocation", () => {
     expect(a).toContain("--allowedTools=mcp__atomstudio__svc_supercell");
     expect(a.at(-1)).toContain("Make a 2x2x2 supercell");
     const mcpFile = (a.find((w) => w.startsWith("--mcp-config=")) as string).slice("--mcp-config=".length);
-    expect(mcpFile.startsWith(inv.cwd)).toBe(true);
-    const mcp = JSON.parse(await readFile(mcpFile, "utf8"));
+    // The configuration lives in the run's own HOME under the agent root, not in the working directory.
+    expect(inv.env.HOME).toMatch(new RegExp(`^${bench.root}/\\.homes/claude-[0-9a-f-]{36}$`));
+    expect(mcpFile).toBe(join(inv.env.HOME as string, "atomstudio-mcp.json"));
+    const mcp = JSON.parse(inv.home["atomstudio-mcp.json"] as string);
     expect(mcp.mcpServers.atomstudio).toEqual({ type: "http", url: `${svc.url}/mcp` });
     expect(JSON.parse(await readFile(join(inv.cwd, "structure.json"), "utf8"))).toEqual(structure);
     expect(inv.env.ANTHROPIC_API_KEY).toBe("sk-ant-agent-key-0123456789");
     expect(inv.env.DEEPSEEK_API_KEY).toBeUndefined();
     expect(inv.env.ATOMSTUDIO_AGENT_ROOT).toBeUndefined();
-    expect(inv.env.HOME).toBe(bench.root);
   });
 
   it("codex: exec --json with the MCP server given by -c, vendor default model", async () => {
     await bench.install("codex", printFixture("codex/exec-doc-sample.jsonl"));
     await readSse(await run({ agent: "codex" }));
-    const { argv, env } = await bench.invocation();
+    const { argv, env, home } = await bench.invocation();
     expect(argv.slice(0, 2)).toEqual(["exec", "--json"]);
     expect(argv).toContain("--skip-git-repo-check");
     expect(argv).toContain("--model=gpt-5-codex");
-    expect(argv).toContain(`--config=mcp_servers.atomstudio.url="${svc.url}/mcp"`);
+    expect(env.CODEX_HOME).toBe(join(env.HOME as string, ".codex"));
+    expect(home[join(".codex", "config.toml")]).toBe(
+      [
+        "# Written by AtomStudio for one run of `codex exec`; removed when the run ends.",
+        "",
+        "[mcp_servers.atomstudio]",
+        `url = "${svc.url}/mcp"`,
+        'default_tools_approval_mode = "approve"',
+        "",
+      ].join("\n"),
+    );
     expect(env.ANTHROPIC_API_KEY).toBeUndefined();
   });
 
@@ -215,13 +228,14 @@ describe("invocation", () => {
       await run({ agent: "gemini", max_turns: 5, context: { working_directory: "project", available_tools: ["svc_slab"] } }),
     );
     const inv = await bench.invocation(join(bench.root, "project"));
-    expect(inv.argv[0]).toBe("--output-format=stream-json");
+    expect(inv.argv.slice(0, 2)).toEqual(["--skip-trust", "--output-format=stream-json"]);
     expect(inv.argv).toContain("--model=gemini-2.5-pro");
     expect(inv.argv.at(-1)).toMatch(/^--prompt=Make a 2x2x2 supercell/);
-    const settings = JSON.parse(await readFile(join(inv.cwd, ".gemini", "settings.json"), "utf8"));
+    const settings = JSON.parse(inv.home[join(".gemini", "settings.json")] as string);
     expect(settings).toEqual({
       mcpServers: { atomstudio: { httpUrl: `${svc.url}/mcp`, trust: true, includeTools: ["svc_slab"] } },
       model: { maxSessionTurns: 5 },
+      security: { auth: { selectedType: "gemini-api-key" } },
     });
   });
 });

@@ -7,8 +7,9 @@
  * (504 AGENT_TIMEOUT, 500 AGENT_CRASHED); after it, they are error events then `data: [DONE]`.
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { constants } from "node:fs";
-import { access, mkdir, realpath, stat } from "node:fs/promises";
+import { access, mkdir, realpath, rm, stat } from "node:fs/promises";
 import { delimiter, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { AtomStudioError } from "atomstudio-core";
@@ -16,7 +17,7 @@ import { z } from "zod";
 import { redact, redactDeep } from "../secrets.ts";
 import type { SseStream } from "../sse.ts";
 import { type AgentStreamEvent, agentError, agentEvent } from "../types.ts";
-import { ensureAgentRoot, writeNoFollow } from "./files.ts";
+import { ensureAgentRoot, privateDir, writeNoFollow } from "./files.ts";
 import type { McpAccess } from "./mcp-gateway.ts";
 import { AGENTS, agentById } from "./registry.ts";
 import type { AgentInvocation, AgentSpec } from "./spec.ts";
@@ -131,12 +132,36 @@ export const resolveWorkdir = async (requested: string | null | undefined, root:
  * PATH, HOME, the agent's own credentials and its per-run MCP credential; nothing else from the
  * service's environment (no other provider's key, never ATOMSTUDIO_TOKEN).
  */
-export const agentEnv = (spec: AgentSpec, env: NodeJS.ProcessEnv, mcpToken: string | null): NodeJS.ProcessEnv => {
+export const agentEnv = (
+  spec: AgentSpec,
+  env: NodeJS.ProcessEnv,
+  mcpToken: string | null,
+  home: string,
+  extra: Record<string, string> = {},
+): NodeJS.ProcessEnv => {
   const out: NodeJS.ProcessEnv = {};
-  for (const k of ["PATH", "HOME", ...spec.keyVars]) if (env[k] !== undefined) out[k] = env[k];
+  for (const k of ["PATH", ...spec.keyVars]) if (env[k] !== undefined) out[k] = env[k];
+  out.HOME = home;
+  Object.assign(out, extra);
   if (mcpToken) out[MCP_TOKEN_VAR] = mcpToken;
   return out;
 };
+
+/** The run's own HOME under the agent root (`.homes/<agent>-<uuid>`, mode 0700). */
+const makeRunHome = async (root: string, agent: string): Promise<string> =>
+  privateDir(await privateDir(root, ".homes"), `${agent}-${randomUUID()}`);
+
+/** The agent's model endpoint: `ATOMSTUDIO_<AGENT>_BASE_URL` (gateways, and the tests' scripted endpoint). */
+export const agentBaseUrl = (spec: AgentSpec, env: NodeJS.ProcessEnv): string | null =>
+  env[`ATOMSTUDIO_${spec.id.toUpperCase()}_BASE_URL`] || null;
+
+const authError = (spec: AgentSpec, said: string | null) =>
+  new AtomStudioError(
+    "AGENT_AUTH",
+    `${spec.name} is not signed in or its key was refused${said ? ` (it said: ${said})` : ""}. ${spec.signIn}`,
+    { agent: spec.id, variables: spec.keyVars },
+    401,
+  );
 
 /** Counts running agents (refusing past the limit) and knows their processes. */
 export class AgentLimiter {
@@ -249,6 +274,8 @@ export const streamAgent = async (req: AgentRequest, sse: SseStream, opts: Agent
   checkAgentOptions(req);
   const root = agentRoot(env);
   const workdir = await resolveWorkdir(req.context?.working_directory, root);
+  // Agents run with a fresh HOME, so only key variables can sign them in: say so before starting one.
+  if (!spec.signedIn(env)) throw authError(spec, null);
   const release = opts.limiter.tryAcquire(maxAgents(env));
   if (!release)
     throw new AtomStudioError(
@@ -259,8 +286,10 @@ export const streamAgent = async (req: AgentRequest, sse: SseStream, opts: Agent
     );
   let child: ChildProcess | null = null;
   let mcp: McpAccess | null = null;
+  let home: string | null = null;
   try {
     mcp = await opts.mcp(req.context?.available_tools ?? null);
+    home = await makeRunHome(root, spec.id);
     const secrets = [...spec.keyVars.map((k) => env[k]), ...(opts.secrets ?? []), mcp.token];
     const clean = (s: string) => redact(s, secrets, env);
     const structure = req.context?.structure_json;
@@ -270,6 +299,8 @@ export const streamAgent = async (req: AgentRequest, sse: SseStream, opts: Agent
       model: req.model || env[`ATOMSTUDIO_${spec.id.toUpperCase()}_MODEL`] || spec.defaultModel,
       maxTurns: req.max_turns,
       workdir,
+      home,
+      baseUrl: agentBaseUrl(spec, env),
       mcpUrl: mcp.url,
       mcpTokenVar: mcp.token ? MCP_TOKEN_VAR : null,
       availableTools: req.context?.available_tools ?? null,
@@ -280,7 +311,7 @@ export const streamAgent = async (req: AgentRequest, sse: SseStream, opts: Agent
     const parser = spec.parser();
     const proc = spawn(program, spec.args(inv), {
       cwd: workdir,
-      env: agentEnv(spec, env, mcp.token),
+      env: agentEnv(spec, env, mcp.token, home, spec.env?.(inv)),
       detached: true, // own process group, so the whole tree can be killed
       stdio: ["ignore", "pipe", "pipe"],
     });
@@ -335,12 +366,29 @@ export const streamAgent = async (req: AgentRequest, sse: SseStream, opts: Agent
     const onAbort = () => killGroup(proc);
     sse.signal.addEventListener("abort", onAbort, { once: true });
 
+    // An agent with no turn limit of its own (codex) is stopped past max_turns tool calls.
+    let stoppedAtLimit = false;
     try {
       for (;;) {
         const item = await queue.next();
         if (sse.signal.aborted) return;
         if (item.kind === "event") {
-          sse.send(item.event);
+          const ev = item.event;
+          if (ev.type === "error" && spec.authFailure(ev.text ?? "")) {
+            // Not signed in, or the key was refused: one clear answer instead of errors and a crash.
+            killGroup(proc);
+            const e = authError(spec, ev.text);
+            if (!sse.started) throw e;
+            sse.send(agentError(e.message, e.code));
+            return sse.done();
+          }
+          if (stoppedAtLimit) continue;
+          sse.send(ev);
+          if (!spec.ownTurnLimit && (parser.toolCalls?.() ?? 0) > req.max_turns) {
+            stoppedAtLimit = true;
+            sse.send(agentError(`${spec.name} reached max_turns (${req.max_turns} tool calls) and was stopped`, "AGENT_ERROR"));
+            killGroup(proc);
+          }
           continue;
         }
         if (item.kind === "spawn_error") {
@@ -366,8 +414,14 @@ export const streamAgent = async (req: AgentRequest, sse: SseStream, opts: Agent
           return sse.done();
         }
         // exit
-        if (item.code === 0) {
+        if (item.code === 0 || stoppedAtLimit) {
           sse.send(agentEvent("done", { usage: parser.usage() ?? { input_tokens: 0, output_tokens: 0 } }));
+          return sse.done();
+        }
+        if (spec.authFailure(item.stderr)) {
+          const e = authError(spec, item.stderr.split("\n").find((l) => spec.authFailure(l)) ?? null);
+          if (!sse.started) throw e;
+          sse.send(agentError(e.message, e.code));
           return sse.done();
         }
         const how = item.code !== null ? `exit code ${item.code}` : `signal ${item.signal}`;
@@ -390,9 +444,14 @@ export const streamAgent = async (req: AgentRequest, sse: SseStream, opts: Agent
     // The credential dies with the run; the slot is free once the agent has exited (a process
     // that never started frees it at once).
     mcp?.revoke();
+    const runHome = home;
+    const done = () => {
+      release();
+      if (runHome) void rm(runHome, { recursive: true, force: true });
+    };
     if (child?.pid && child.exitCode === null && child.signalCode === null) {
       killGroup(child);
-      child.once("exit", release);
-    } else release();
+      child.once("exit", done);
+    } else done();
   }
 };

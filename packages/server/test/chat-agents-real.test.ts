@@ -1,0 +1,207 @@
+/**
+ * `/api/chat/stream-cli-agent` with the real programs (Claude Code, Codex CLI, Gemini CLI at the
+ * versions `scripts/setup-agents` pins into `.test-agents/`), each pointed at the scripted model
+ * endpoint on loopback (peers/scripted-model.ts) through its own base-URL setting. The real
+ * program starts, connects to this service's MCP server, calls svc_supercell, and the stream
+ * carries the real tool output. Then what real programs do that stand-ins did not: a refused key,
+ * turn limits, timeouts and cancellation with the process table checked for orphans.
+ */
+import { execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdtemp, readdir, rm } from "node:fs/promises";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { FastifyInstance } from "fastify";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { chatPlugin } from "../src/chat/index.ts";
+import { loadConfig } from "../src/config.ts";
+import { buildApp } from "../src/http/app.ts";
+import { mcpPlugin } from "../src/mcp/http.ts";
+import { viewerPlugin } from "../src/viewer/plugin.ts";
+import { post, readSse, readSseUntil } from "./peers/harness.ts";
+import { CONVERSATION, type ScriptedModel, startScriptedModel } from "./peers/scripted-model.ts";
+
+const REPO = fileURLToPath(new URL("../../../", import.meta.url));
+export const AGENT_BIN = join(REPO, ".test-agents", "node_modules", ".bin");
+const PROGRAMS = ["claude", "codex", "gemini"] as const;
+const missing = PROGRAMS.filter((p) => !existsSync(join(AGENT_BIN, p)));
+if (missing.length)
+  console.warn(
+    `\n*** SKIPPING the real command-line agent tests: ${missing.join(", ")} not installed in .test-agents/. Run scripts/setup-agents (needs the npm registry). ***\n`,
+  );
+
+const KEYS = {
+  ANTHROPIC_API_KEY: "sk-ant-scripted-0123456789abcdef",
+  OPENAI_API_KEY: "sk-scripted-openai-0123456789abcdef",
+  GEMINI_API_KEY: "AIzaScriptedGeminiKey0123456789abcdef",
+};
+
+type Agent = (typeof PROGRAMS)[number];
+type Ev = { type?: string; name?: string; text?: string; code?: string; output?: unknown; usage?: unknown };
+
+let model: ScriptedModel;
+let app: FastifyInstance;
+let url: string;
+let root: string;
+const env: NodeJS.ProcessEnv = {};
+
+const ask = (agent: Agent, extra: Record<string, unknown> = {}, signal?: AbortSignal) =>
+  post(
+    `${url}/api/chat/stream-cli-agent`,
+    { agent, prompt: `${CONVERSATION.prompt}\n\n${JSON.stringify(CONVERSATION.arguments.structure)}`, timeout: 180, ...extra },
+    signal,
+  );
+
+/** Pids of every process whose environment names this run's HOME under the agent root. */
+const agentProcesses = (): number[] => {
+  const out = execFileSync("ps", ["-eo", "pid=,args="], { encoding: "utf8" });
+  return out
+    .split("\n")
+    .filter((l) => PROGRAMS.some((p) => l.includes(`/.bin/${p}`) || l.includes(`${p}-linux`) || l.includes("gemini-cli")))
+    .filter((l) => l.includes(root) || l.includes(".test-agents"))
+    .map((l) => Number(l.trim().split(/\s+/)[0]));
+};
+
+const waitNoAgents = async (ms: number): Promise<number[]> => {
+  const until = Date.now() + ms;
+  let left = agentProcesses();
+  while (left.length && Date.now() < until) {
+    await new Promise((r) => setTimeout(r, 200));
+    left = agentProcesses();
+  }
+  return left;
+};
+
+describe.skipIf(missing.length > 0)("the real agents, end to end", () => {
+  beforeAll(async () => {
+    model = await startScriptedModel();
+    root = join(await mkdtemp(join(tmpdir(), "atomstudio-real-agents-")), "root");
+    Object.assign(env, {
+      PATH: [AGENT_BIN, dirname(process.execPath), "/usr/local/bin", "/usr/bin", "/bin"].join(":"),
+      ATOMSTUDIO_AGENT_ROOT: root,
+      ATOMSTUDIO_MAX_AGENTS: "3",
+      ATOMSTUDIO_CLAUDE_BASE_URL: model.origin,
+      ATOMSTUDIO_CODEX_BASE_URL: `${model.origin}/v1`,
+      ATOMSTUDIO_GEMINI_BASE_URL: model.origin,
+      ...KEYS,
+    });
+    ({ app } = await buildApp({
+      config: loadConfig({ host: "127.0.0.1", port: 0, logLevel: "silent" }, {}),
+      plugins: [viewerPlugin(), chatPlugin({ env }), mcpPlugin],
+    }));
+    await app.listen({ host: "127.0.0.1", port: 0 });
+    url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await app?.close();
+    await model?.close();
+    if (root) await rm(dirname(root), { recursive: true, force: true });
+  });
+
+  it.each(PROGRAMS)("%s: connects to /mcp, calls svc_supercell, streams tool_use, tool_result, text, done", async (agent) => {
+    model.mode = "conversation";
+    const before = model.calls.length;
+    const res = await ask(agent);
+    const { events } = await readSse(res);
+    const seen = events as Array<Ev | string>;
+    const problems = seen.filter((e) => typeof e === "object" && e.type === "error" && e.code !== "AGENT_WARNING");
+    expect(problems, JSON.stringify(seen, null, 1).slice(0, 4000)).toEqual([]);
+    const kinds = seen.map((e) => (typeof e === "string" ? e : e.type)).filter((k) => k !== "thinking" && k !== "error");
+    const diag = JSON.stringify(
+      model.calls.slice(before).map((c) => ({
+        p: c.path,
+        tools: JSON.stringify(c.body.tools).slice(0, 600),
+        input: JSON.stringify(c.body.input ?? c.body.contents ?? "").slice(-1500),
+      })),
+    );
+    expect(kinds, `${JSON.stringify(seen).slice(0, 1500)}\n${diag}`).toEqual([
+      "tool_use",
+      "tool_result",
+      "text",
+      "done",
+      "[DONE]",
+    ]);
+    const [use, result, text, done] = seen.filter(
+      (e) => typeof e === "object" && e.type !== "thinking" && e.type !== "error",
+    ) as Ev[];
+    expect(use?.name).toBe("svc_supercell");
+    // The real tool output: this service computed a 16-atom silicon cell.
+    expect(JSON.stringify(result?.output)).toMatch(/Si16/);
+    expect(JSON.stringify(result?.output)).toMatch(/"?n_atoms"?\\?"?:\s*16/);
+    expect(text?.text).toContain(CONVERSATION.answer);
+    expect(done?.usage).toMatchObject({ input_tokens: expect.any(Number), output_tokens: expect.any(Number) });
+    expect((done?.usage as { output_tokens: number } | undefined)?.output_tokens).toBeGreaterThan(0);
+    // The model saw the tool under the agent's name for it, and then this service's answer.
+    const calls = model.calls.slice(before);
+    expect(calls.some((c) => c.offeredTool !== null)).toBe(true);
+    expect(calls.some((c) => c.toolResultText?.includes("Si16"))).toBe(true);
+    // The run's HOME is gone afterwards.
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await readdir(join(root, ".homes"))).toEqual([]);
+  });
+
+  it.each(PROGRAMS)("%s: a refused key is 401 AGENT_AUTH naming the variable", async (agent) => {
+    model.mode = "reject-key";
+    try {
+      const res = await ask(agent, { timeout: 120 });
+      const body = res.status === 200 ? (await readSse(res)).events : await res.json();
+      expect(res.status, JSON.stringify(body).slice(0, 2000)).toBe(401);
+      expect(body).toMatchObject({ code: "AGENT_AUTH" });
+      expect((body as { error: string }).error).toMatch(/_API_KEY/);
+      expect(JSON.stringify(body)).not.toContain(Object.values(KEYS).join("|"));
+    } finally {
+      model.mode = "conversation";
+    }
+    expect(await waitNoAgents(5000)).toEqual([]);
+  });
+
+  it("codex: max_turns stops a model that keeps asking for tools", async () => {
+    model.mode = "always-tool";
+    try {
+      const { events } = await readSse(await ask("codex", { max_turns: 2 }));
+      const uses = (events as Ev[]).filter((e) => e.type === "tool_use");
+      expect(uses.length).toBe(3);
+      expect(events.slice(-3)).toEqual([
+        expect.objectContaining({ type: "error", text: expect.stringContaining("max_turns (2") }),
+        expect.objectContaining({ type: "done" }),
+        "[DONE]",
+      ]);
+    } finally {
+      model.mode = "conversation";
+    }
+    expect(await waitNoAgents(5000)).toEqual([]);
+  });
+
+  it.each(PROGRAMS)("%s: a timeout kills the real process group (no orphan in the process table)", async (agent) => {
+    model.mode = "hang";
+    try {
+      const res = await ask(agent, { timeout: 8 });
+      expect([200, 504]).toContain(res.status);
+      const text = await res.text();
+      expect(text).toContain("AGENT_TIMEOUT");
+    } finally {
+      model.mode = "conversation";
+    }
+    expect(await waitNoAgents(5000)).toEqual([]);
+  });
+
+  it.each(PROGRAMS)("%s: a client that goes away kills the real process group", async (agent) => {
+    model.mode = "hang";
+    const ctl = new AbortController();
+    try {
+      const res = await ask(agent, { timeout: 120 }, ctl.signal);
+      // Wait until the program is running and has asked the model.
+      const until = Date.now() + 60_000;
+      const calls = model.calls.length;
+      while (model.calls.length === calls && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+      expect(agentProcesses().length).toBeGreaterThan(0);
+      ctl.abort();
+      await readSseUntil(res, 1).catch(() => undefined);
+    } finally {
+      model.mode = "conversation";
+    }
+    expect(await waitNoAgents(5000)).toEqual([]);
+  });
+});

@@ -11,7 +11,8 @@ import { type AgentSpec, asRecord, MCP_SERVER_NAME, num } from "./spec.ts";
 
 const MCP_FILE = "atomstudio-mcp.json";
 /** Claude Code's own words when it has no usable credential ("Not logged in · Please run /login", "Invalid API key · …"). */
-const AUTH_FAILURE = /not logged in|invalid api key|please run \/login|authentication_error|oauth token (has )?expired/i;
+const AUTH_FAILURE =
+  /not logged in|invalid api key|please run \/login|authentication_error|authentication_failed|oauth token (has )?expired/i;
 const MCP_PREFIX = `mcp__${MCP_SERVER_NAME}__`;
 
 const toolResultOutput = (content: unknown): string | Record<string, unknown> | null => {
@@ -87,6 +88,20 @@ export const claude: AgentSpec = {
             mcpReported = true;
             out.push(agentError(`Claude Code could not use AtomStudio's MCP server (${String(ours.status)})`, "AGENT_WARNING"));
           }
+        } else if (obj.type === "system" && obj.subtype === "api_retry") {
+          // A refused key is retried for minutes (10 attempts, growing delays): report it at once
+          // (the runner stops the run with AGENT_AUTH); other retries are notices.
+          const status = typeof obj.error_status === "number" ? obj.error_status : null;
+          const what = `${String(obj.error ?? "error")}${status ? `, HTTP ${status}` : ""}`;
+          if (status === 401 || status === 403 || obj.error === "authentication_failed")
+            out.push(agentError(`Claude Code: the model API refused the key (${what})`, "AGENT_ERROR"));
+          else
+            out.push(
+              agentError(
+                `Claude Code is retrying the model API (${what}; attempt ${String(obj.attempt ?? "?")})`,
+                "AGENT_WARNING",
+              ),
+            );
         } else if (obj.type === "assistant" && message?.model === "<synthetic>") {
           // Claude Code's own notices dressed as assistant messages (not logged in, API errors):
           // the `result` line that follows carries the same text and says it is an error.

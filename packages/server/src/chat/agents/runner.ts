@@ -368,6 +368,7 @@ export const streamAgent = async (req: AgentRequest, sse: SseStream, opts: Agent
 
     // An agent with no turn limit of its own (codex) is stopped past max_turns tool calls.
     let stoppedAtLimit = false;
+    const heldWarnings: AgentStreamEvent[] = [];
     try {
       for (;;) {
         const item = await queue.next();
@@ -383,6 +384,13 @@ export const streamAgent = async (req: AgentRequest, sse: SseStream, opts: Agent
             return sse.done();
           }
           if (stoppedAtLimit) continue;
+          // Notices before anything else (an unknown model, a retry) do not open the stream: a
+          // refused key that follows is still a plain 401.
+          if (!sse.started && ev.type === "error" && ev.code === "AGENT_WARNING") {
+            heldWarnings.push(ev);
+            continue;
+          }
+          for (const w of heldWarnings.splice(0)) sse.send(w);
           sse.send(ev);
           if (!spec.ownTurnLimit && (parser.toolCalls?.() ?? 0) > req.max_turns) {
             stoppedAtLimit = true;
@@ -414,6 +422,7 @@ export const streamAgent = async (req: AgentRequest, sse: SseStream, opts: Agent
           return sse.done();
         }
         // exit
+        for (const w of heldWarnings.splice(0)) if (item.code === 0) sse.send(w);
         if (item.code === 0 || stoppedAtLimit) {
           sse.send(agentEvent("done", { usage: parser.usage() ?? { input_tokens: 0, output_tokens: 0 } }));
           return sse.done();

@@ -7,7 +7,7 @@
  * turn limits, timeouts and cancellation with the process table checked for orphans.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -139,6 +139,50 @@ describe.skipIf(missing.length > 0)("the real agents, end to end", { timeout: 15
     // The run's HOME is gone afterwards.
     await new Promise((r) => setTimeout(r, 300));
     expect(await readdir(join(root, ".homes"))).toEqual([]);
+  });
+
+  it("the providers listing reports each program's own version and whether its key is set", async () => {
+    const pins = JSON.parse(readFileSync(join(REPO, "tools", "test-agents", "package.json"), "utf8")).dependencies;
+    const list = async () =>
+      (
+        (await (await fetch(`${url}/api/chat/providers`)).json()) as { providers: Array<Record<string, unknown>> }
+      ).providers.filter((p) => p.type === "cli-agent");
+    const rows: Array<[Agent, string, string]> = [
+      ["claude", "@anthropic-ai/claude-code", "ANTHROPIC_API_KEY"],
+      ["codex", "@openai/codex", "OPENAI_API_KEY"],
+      ["gemini", "@google/gemini-cli", "GEMINI_API_KEY"],
+    ];
+    const signedIn = await list();
+    for (const [id, pkg] of rows)
+      expect(
+        signedIn.find((p) => p.id === id),
+        id,
+      ).toMatchObject({
+        available: true,
+        version: pins[pkg],
+        signed_in: true,
+        has_api_key: true,
+        status_message: null,
+      });
+    const saved = { ...KEYS };
+    for (const [, , key] of rows) delete env[key];
+    try {
+      const signedOut = await list();
+      for (const [id, , key] of rows)
+        expect(
+          signedOut.find((p) => p.id === id),
+          id,
+        ).toMatchObject({
+          available: true,
+          signed_in: false,
+          status_message: expect.stringContaining(key),
+        });
+      const res = await ask("codex");
+      expect(res.status).toBe(401);
+      expect(await res.json()).toMatchObject({ code: "AGENT_AUTH", error: expect.stringContaining("OPENAI_API_KEY") });
+    } finally {
+      Object.assign(env, saved);
+    }
   });
 
   it.each(PROGRAMS)("%s: a refused key is 401 AGENT_AUTH naming the variable", async (agent) => {

@@ -85,6 +85,56 @@ describe("recorded streams map to AgentStreamEvent", () => {
     expect(events.slice(-2)).toEqual([expect.objectContaining({ type: "done" }), "[DONE]"]);
   });
 
+  const init = (status: string) =>
+    JSON.stringify({
+      type: "system",
+      subtype: "init",
+      session_id: "s",
+      tools: [],
+      mcp_servers: [{ name: "atomstudio", status }],
+    });
+  const mcpStatusRows: Array<[string, string[], number]> = [
+    // Claude Code connects in the background: `pending` first (what the real program prints), then connected.
+    ["pending, then connected", ["pending", "connected"], 0],
+    ["pending only", ["pending"], 0],
+    ["failed", ["failed"], 1],
+    ["needs-auth, said twice", ["needs-auth", "needs-auth"], 1],
+    ["pending, then failed twice", ["pending", "failed", "failed"], 1],
+  ];
+  it.each(mcpStatusRows)("claude: MCP status %s → %i warning(s)", async (_name, statuses, warnings) => {
+    const lines = statuses.map((s) => `echo '${init(s)}'`).join("\n");
+    await bench.install("claude", `${lines}\ncat '${agentFixture("claude/text-only.jsonl")}' | tail -n 2`);
+    const { events } = await readSse(await run({ agent: "claude" }));
+    const warned = events.filter((e) => (e as { code?: string }).code === "AGENT_WARNING");
+    expect(warned).toHaveLength(warnings);
+    expect(events.filter((e) => (e as { code?: string }).code === "AGENT_ERROR")).toEqual([]);
+    expect(events.slice(-2)).toEqual([expect.objectContaining({ type: "done" }), "[DONE]"]);
+  });
+
+  it("claude: the real program's 'Not logged in' (exit 1) is 401 AGENT_AUTH naming the variable, not AGENT_CRASHED", async () => {
+    await bench.install("claude", printFixture("claude/not-logged-in.jsonl", 1));
+    const res = await run({ agent: "claude" });
+    expect(res.status).toBe(401);
+    const body = (await res.json()) as { code: string; error: string };
+    expect(body.code).toBe("AGENT_AUTH");
+    expect(body.error).toContain("Not logged in");
+    expect(body.error).toContain("ANTHROPIC_API_KEY");
+  });
+
+  it("no key variable at all: 401 AGENT_AUTH before anything starts", async () => {
+    for (const [agent, key] of [
+      ["claude", "ANTHROPIC_API_KEY"],
+      ["codex", "OPENAI_API_KEY"],
+      ["gemini", "GEMINI_API_KEY"],
+    ] as const) {
+      await bench.install(agent, printFixture("claude/text-only.jsonl"));
+      delete svc.env[key];
+      const res = await run({ agent });
+      expect(res.status, agent).toBe(401);
+      expect(await res.json()).toMatchObject({ code: "AGENT_AUTH", error: expect.stringContaining(key) });
+    }
+  });
+
   it("claude: a max-turns result is an error event, then done", async () => {
     await bench.install("claude", printFixture("claude/max-turns.jsonl"));
     const { events } = await readSse(await run({ agent: "claude" }));

@@ -250,3 +250,67 @@ describe.skipIf(missing.length > 0)("the real agents, end to end", { timeout: 15
     expect(await waitNoAgents(5000)).toEqual([]);
   });
 });
+
+describe.skipIf(missing.length > 0)(
+  "the real agents with a service token: the per-run MCP credential",
+  { timeout: 150_000 },
+  () => {
+    const TOKEN = "service-token-real-agents-0123456789abcdef";
+    let tokenModel: ScriptedModel;
+    let tokenApp: FastifyInstance;
+    let tokenUrl: string;
+    let tokenRoot: string;
+    beforeAll(async () => {
+      tokenModel = await startScriptedModel();
+      tokenRoot = join(await mkdtemp(join(tmpdir(), "atomstudio-real-agents-token-")), "root");
+      const tokenEnv: NodeJS.ProcessEnv = {
+        PATH: [AGENT_BIN, dirname(process.execPath), "/usr/local/bin", "/usr/bin", "/bin"].join(":"),
+        ATOMSTUDIO_AGENT_ROOT: tokenRoot,
+        ATOMSTUDIO_CLAUDE_BASE_URL: tokenModel.origin,
+        ATOMSTUDIO_CODEX_BASE_URL: `${tokenModel.origin}/v1`,
+        ATOMSTUDIO_GEMINI_BASE_URL: tokenModel.origin,
+        ...KEYS,
+      };
+      ({ app: tokenApp } = await buildApp({
+        config: loadConfig({ host: "127.0.0.1", port: 0, logLevel: "silent", token: TOKEN }, {}),
+        plugins: [viewerPlugin(), chatPlugin({ env: tokenEnv }), mcpPlugin],
+      }));
+      await tokenApp.listen({ host: "127.0.0.1", port: 0 });
+      tokenUrl = `http://127.0.0.1:${(tokenApp.server.address() as AddressInfo).port}`;
+    });
+    afterAll(async () => {
+      await tokenApp?.close();
+      await tokenModel?.close();
+      if (tokenRoot) await rm(dirname(tokenRoot), { recursive: true, force: true });
+    });
+
+    it.each(PROGRAMS)(
+      "%s: reaches the tools with its own credential (only svc_supercell offered), never the token",
+      async (agent) => {
+        const before = tokenModel.calls.length;
+        const res = await fetch(`${tokenUrl}/api/chat/stream-cli-agent`, {
+          method: "POST",
+          headers: { "content-type": "application/json", authorization: `Bearer ${TOKEN}` },
+          body: JSON.stringify({
+            agent,
+            prompt: `${CONVERSATION.prompt}\n\n${JSON.stringify(CONVERSATION.arguments.structure)}`,
+            context: { available_tools: ["svc_supercell"] },
+            timeout: 120,
+          }),
+        });
+        const { events, raw } = await readSse(res);
+        const result = (events as Ev[]).find((e) => e.type === "tool_result");
+        expect(JSON.stringify(result?.output), raw.slice(0, 3000)).toMatch(/Si16/);
+        expect(raw).not.toContain(TOKEN);
+        const calls = tokenModel.calls.slice(before);
+        // This service's tools as the model saw them: svc_supercell alone (the gateway serves only the allowed tools).
+        const offered = new Set(calls.flatMap((c) => c.toolNames.filter((n) => /svc_/.test(n))));
+        expect(
+          [...offered].every((n) => n.endsWith("svc_supercell")),
+          [...offered].join(","),
+        ).toBe(true);
+        expect(JSON.stringify(calls.map((c) => c.body))).not.toContain(TOKEN);
+      },
+    );
+  },
+);

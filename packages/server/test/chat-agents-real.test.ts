@@ -14,12 +14,16 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { FastifyInstance } from "fastify";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ensureStudioBuilt, hasChromium, launchBrowser, openStudio } from "../../studio/test/support.ts";
 import { chatPlugin } from "../src/chat/index.ts";
 import { loadConfig } from "../src/config.ts";
 import { buildApp } from "../src/http/app.ts";
 import { mcpPlugin } from "../src/mcp/http.ts";
+import { studioPlugin } from "../src/studio/plugin.ts";
 import { viewerPlugin } from "../src/viewer/plugin.ts";
+import { cuCell } from "./helpers.ts";
 import { post, readSse } from "./peers/harness.ts";
 import { CONVERSATION, type ScriptedModel, startScriptedModel } from "./peers/scripted-model.ts";
 
@@ -314,3 +318,59 @@ describe.skipIf(missing.length > 0)(
     );
   },
 );
+
+describe.skipIf(missing.length > 0 || !hasChromium)("the real agents with the studio open", { timeout: 300_000 }, () => {
+  let studioModel: ScriptedModel;
+  let studioApp: FastifyInstance;
+  let studioUrl: string;
+  let studioRoot: string;
+  let browser: Browser;
+  beforeAll(async () => {
+    await ensureStudioBuilt();
+    studioModel = await startScriptedModel();
+    // The model asks the studio what it shows, through this service's viewer tool.
+    studioModel.script = { tool: "svc_structure_info", arguments: {}, answer: "The studio shows Cu4, space group 225." };
+    studioRoot = join(await mkdtemp(join(tmpdir(), "atomstudio-real-agents-studio-")), "root");
+    const studioEnv: NodeJS.ProcessEnv = {
+      PATH: [AGENT_BIN, dirname(process.execPath), "/usr/local/bin", "/usr/bin", "/bin"].join(":"),
+      ATOMSTUDIO_AGENT_ROOT: studioRoot,
+      ATOMSTUDIO_CLAUDE_BASE_URL: studioModel.origin,
+      ATOMSTUDIO_CODEX_BASE_URL: `${studioModel.origin}/v1`,
+      ATOMSTUDIO_GEMINI_BASE_URL: studioModel.origin,
+      ...KEYS,
+    };
+    ({ app: studioApp } = await buildApp({
+      config: loadConfig({ host: "127.0.0.1", port: 0, logLevel: "silent" }, {}),
+      plugins: [viewerPlugin(), chatPlugin({ env: studioEnv }), mcpPlugin, studioPlugin({ autoBuild: false })],
+    }));
+    await studioApp.listen({ host: "127.0.0.1", port: 0 });
+    studioUrl = `http://127.0.0.1:${(studioApp.server.address() as AddressInfo).port}`;
+    browser = await launchBrowser();
+    const page = await openStudio(browser, studioUrl);
+    await page.evaluate((d) => window.atomstudio?.setStructure(d, { name: "Cu" }), cuCell as Record<string, unknown>);
+  }, 300_000);
+  afterAll(async () => {
+    await browser?.close();
+    await studioApp?.close();
+    await studioModel?.close();
+    if (studioRoot) await rm(dirname(studioRoot), { recursive: true, force: true });
+  });
+
+  it.each(PROGRAMS)("%s: its svc_structure_info call is answered by the studio's viewer", async (agent) => {
+    const res = await post(`${studioUrl}/api/chat/stream-cli-agent`, {
+      agent,
+      prompt: "What does the studio show?",
+      timeout: 120,
+    });
+    const { events, raw } = await readSse(res);
+    const kinds = (events as Array<Ev | string>)
+      .map((e) => (typeof e === "string" ? e : e.type))
+      .filter((k) => k !== "thinking" && k !== "error");
+    expect(kinds, raw.slice(0, 3000)).toEqual(["tool_use", "tool_result", "text", "done", "[DONE]"]);
+    const result = (events as Ev[]).find((e) => e.type === "tool_result");
+    expect(result?.name).toBe("svc_structure_info");
+    // What the studio page has loaded, as its viewer reported it over the relay.
+    expect(JSON.stringify(result?.output)).toMatch(/Cu4/);
+    expect(JSON.stringify(result?.output)).toMatch(/225/);
+  });
+});

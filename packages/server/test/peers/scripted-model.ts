@@ -24,6 +24,12 @@ export const CONVERSATION = JSON.parse(fixture("agents/scripted/conversation.jso
 };
 
 export type ScriptMode = "conversation" | "always-tool" | "reject-key" | "hang";
+/** What the model asks for and answers: the recorded conversation unless a test plays another. */
+export interface Script {
+  tool: string;
+  arguments: Record<string, unknown>;
+  answer: string;
+}
 export type Vendor = "anthropic" | "openai" | "gemini";
 
 export interface ModelCall {
@@ -42,10 +48,9 @@ export interface ModelCall {
 
 export interface ScriptedModel extends Peer {
   mode: ScriptMode;
+  script: Script;
   calls: ModelCall[];
 }
-
-const NOT_OFFERED = `The tool ${CONVERSATION.tool} was not offered to the model.`;
 
 const fill = (template: string, vars: Record<string, string>): string =>
   template.replace(/__([A-Z_]+)__/g, (m, k: string) => vars[k] ?? m);
@@ -67,15 +72,14 @@ const names = (list: unknown): string[] => {
   return out;
 };
 
-const isOurs = (n: string) =>
-  n === CONVERSATION.tool || n.endsWith(`__${CONVERSATION.tool}`) || n.endsWith(`_${CONVERSATION.tool}`);
+const isTool = (tool: string) => (n: string) => n === tool || n.endsWith(`__${tool}`) || n.endsWith(`_${tool}`);
 
-const offered = (tools: unknown): string | null => names(tools).find(isOurs) ?? null;
+const offered = (tools: unknown, tool: string): string | null => names(tools).find(isTool(tool)) ?? null;
 
 /** Codex offers an MCP server's tools grouped in a `namespace` tool; its calls then name the namespace. */
-const namespaceOf = (tools: unknown): string | null => {
+const namespaceOf = (tools: unknown, tool: string): string | null => {
   for (const t of Array.isArray(tools) ? (tools as Array<Record<string, unknown>>) : [])
-    if (t.type === "namespace" && names(t.tools).some(isOurs)) return String(t.name);
+    if (t.type === "namespace" && names(t.tools).some(isTool(tool))) return String(t.name);
   return null;
 };
 
@@ -112,7 +116,7 @@ const sse = (res: ServerResponse, text: string) => {
 
 export const startScriptedModel = async (mode: ScriptMode = "conversation"): Promise<ScriptedModel> => {
   const calls: ModelCall[] = [];
-  const state: { mode: ScriptMode } = { mode };
+  const state: { mode: ScriptMode; script: Script } = { mode, script: CONVERSATION };
   const route = (req: IncomingMessage, res: ServerResponse, body: Record<string, unknown> | null): void => {
     const path = (req.url ?? "").split("?")[0] as string;
     if (req.method === "HEAD" || req.method === "GET") {
@@ -135,7 +139,8 @@ export const startScriptedModel = async (mode: ScriptMode = "conversation"): Pro
       res.writeHead(200, { "content-type": "application/json" });
       return void res.end(JSON.stringify({ totalTokens: 100 }));
     }
-    const tool = offered(body.tools);
+    const { script } = state;
+    const tool = offered(body.tools, script.tool);
     const result = toolResult(vendor, body);
     const apiKey = (req.headers["x-api-key"] ?? req.headers["x-goog-api-key"] ?? req.headers.authorization) as string | undefined;
     calls.push({
@@ -164,10 +169,14 @@ export const startScriptedModel = async (mode: ScriptMode = "conversation"): Pro
     const vars = {
       MODEL: model,
       TOOL_NAME: tool ?? "",
-      TOOL_ARGS_STRING: jsonInString(CONVERSATION.arguments),
-      TOOL_ARGS: JSON.stringify(CONVERSATION.arguments),
-      NAMESPACE: namespaceOf(body.tools) ? `,"namespace":${JSON.stringify(namespaceOf(body.tools))}` : "",
-      TEXT: JSON.stringify(tool === null && result === null ? NOT_OFFERED : CONVERSATION.answer).slice(1, -1),
+      TOOL_ARGS_STRING: jsonInString(script.arguments),
+      TOOL_ARGS: JSON.stringify(script.arguments),
+      NAMESPACE: namespaceOf(body.tools, script.tool)
+        ? `,"namespace":${JSON.stringify(namespaceOf(body.tools, script.tool))}`
+        : "",
+      TEXT: JSON.stringify(
+        tool === null && result === null ? `The tool ${script.tool} was not offered to the model.` : script.answer,
+      ).slice(1, -1),
     };
     // A side request of an agent that wants plain JSON (no stream) gets the text as a whole answer.
     if (vendor === "gemini" && path.includes(":generateContent")) {
@@ -188,7 +197,7 @@ export const startScriptedModel = async (mode: ScriptMode = "conversation"): Pro
           type: "message",
           role: "assistant",
           model,
-          content: [{ type: "text", text: CONVERSATION.answer }],
+          content: [{ type: "text", text: script.answer }],
           stop_reason: "end_turn",
           stop_sequence: null,
           usage: { input_tokens: 10, output_tokens: 10 },
@@ -203,11 +212,17 @@ export const startScriptedModel = async (mode: ScriptMode = "conversation"): Pro
     sse(res, fill(fixture(`agents/scripted/${file}`), vars));
   };
   const peer = await startPeer(route);
-  const model = Object.assign(peer, { calls, mode });
+  const model = Object.assign(peer, { calls, mode, script: CONVERSATION as Script });
   Object.defineProperty(model, "mode", {
     get: () => state.mode,
     set: (m: ScriptMode) => {
       state.mode = m;
+    },
+  });
+  Object.defineProperty(model, "script", {
+    get: () => state.script,
+    set: (s: Script) => {
+      state.script = s;
     },
   });
   return model;

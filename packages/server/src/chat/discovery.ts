@@ -4,7 +4,9 @@
  * tag list answers within 2 s (its models are that list); agents when their program is on PATH.
  */
 import { execFile } from "node:child_process";
-import { stat } from "node:fs/promises";
+import { mkdtemp, rm, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { AGENTS } from "./agents/registry.ts";
 import { agentRoot, findOnPath } from "./agents/runner.ts";
 import { baseUrlOf, COMPAT_PROVIDERS, HOSTED_PROVIDERS, type ProviderSpec, serverKeyOf } from "./providers/table.ts";
@@ -22,14 +24,21 @@ export const agentVersion = async (program: string, env: NodeJS.ProcessEnv): Pro
   const key = `${program}:${(await stat(program).catch(() => null))?.mtimeMs ?? 0}`;
   let found = versions.get(key);
   if (!found) {
-    found = new Promise((resolve) => {
-      execFile(
-        program,
-        ["--version"],
-        { env: { PATH: env.PATH, HOME: env.HOME }, timeout: AGENT_VERSION_TIMEOUT_MS, killSignal: "SIGKILL" },
-        (err, stdout) => resolve(err ? null : (/\d+\.\d+\.\d+[\w.+-]*/.exec(stdout)?.[0] ?? null)),
-      );
-    });
+    // In a scratch directory of its own: whatever the program leaves there is removed.
+    found = mkdtemp(join(tmpdir(), "atomstudio-version-")).then(
+      (cwd) =>
+        new Promise<string | null>((resolve) => {
+          execFile(
+            program,
+            ["--version"],
+            { cwd, env: { PATH: env.PATH, HOME: env.HOME }, timeout: AGENT_VERSION_TIMEOUT_MS, killSignal: "SIGKILL" },
+            (err, stdout) => {
+              void rm(cwd, { recursive: true, force: true });
+              resolve(err ? null : (/\d+\.\d+\.\d+[\w.+-]*/.exec(stdout)?.[0] ?? null));
+            },
+          );
+        }),
+    );
     versions.set(key, found);
   }
   return found;

@@ -368,7 +368,7 @@ describe("failures", () => {
   it("a working directory outside the agent root is refused (absolute, .., symlink)", async () => {
     await bench.install("claude", printFixture("claude/text-only.jsonl"));
     await symlink("/etc", join(bench.root, "escape")).catch(() => undefined);
-    for (const working_directory of ["/etc", "../outside", "sub/../../outside", "escape", "escape/sub"]) {
+    for (const working_directory of ["/etc", "../outside", "sub/../../outside", "escape", "escape/sub", ".homes", ".homes/x"]) {
       const res = await run({ agent: "claude", context: { working_directory } });
       expect(res.status, working_directory).toBe(400);
       expect(await res.json()).toMatchObject({ code: "INVALID_WORKING_DIRECTORY" });

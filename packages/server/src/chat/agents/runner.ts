@@ -28,6 +28,8 @@ export const MCP_TOKEN_VAR = "ATOMSTUDIO_MCP_TOKEN";
 /** Longest run a request may ask for, seconds (timers beyond 2^31 ms would fire at once). */
 export const MAX_AGENT_TIMEOUT_S = 3600;
 export const MAX_AGENT_TURNS = 200;
+/** Folder of the agent root that holds each run's own HOME. */
+const RUN_HOMES = ".homes";
 /** MCP tool names an allowlist may hold: this service's tools only, so no agent-native tool (Bash, shell) can be named. */
 const TOOL_NAME = /^svc_\w+$/;
 
@@ -109,6 +111,8 @@ export const checkAgentOptions = (req: AgentRequest): void => {
 export const resolveWorkdir = async (requested: string | null | undefined, root: string): Promise<string> => {
   const want = resolve(root, requested || root);
   if (!inside(root, want)) throw badDir(requested ?? "", root);
+  // The runs' own HOMEs are the service's, not a place to work in.
+  if (relative(root, want).split(/[\\/]/)[0] === RUN_HOMES) throw badDir(requested ?? "", root);
   await ensureAgentRoot(root);
   const realRoot = await realpath(root);
   // The deepest existing ancestor must already resolve inside the root (no escape through a symlink).
@@ -149,7 +153,7 @@ export const agentEnv = (
 
 /** The run's own HOME under the agent root (`.homes/<agent>-<uuid>`, mode 0700). */
 const makeRunHome = async (root: string, agent: string): Promise<string> =>
-  privateDir(await privateDir(root, ".homes"), `${agent}-${randomUUID()}`);
+  privateDir(await privateDir(root, RUN_HOMES), `${agent}-${randomUUID()}`);
 
 /** The agent's model endpoint: `ATOMSTUDIO_<AGENT>_BASE_URL` (gateways, and the tests' scripted endpoint). */
 export const agentBaseUrl = (spec: AgentSpec, env: NodeJS.ProcessEnv): string | null =>

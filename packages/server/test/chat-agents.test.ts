@@ -31,6 +31,8 @@ beforeEach(() => {
     HOME: bench.root,
     ATOMSTUDIO_AGENT_ROOT: bench.root,
     ANTHROPIC_API_KEY: "sk-ant-agent-key-0123456789",
+    OPENAI_API_KEY: "sk-openai-agent-key-0123456789",
+    GEMINI_API_KEY: "AIza-gemini-agent-key-0123456789",
     DEEPSEEK_API_KEY: "sk-deepseek-not-for-agents-0123456789",
   });
 });
@@ -81,6 +83,56 @@ describe("recorded streams map to AgentStreamEvent", () => {
     const { events } = await readSse(await run({ agent: "claude" }));
     expect(events[0]).toMatchObject({ type: "error", code: "AGENT_WARNING", text: expect.stringContaining("failed") });
     expect(events.slice(-2)).toEqual([expect.objectContaining({ type: "done" }), "[DONE]"]);
+  });
+
+  const init = (status: string) =>
+    JSON.stringify({
+      type: "system",
+      subtype: "init",
+      session_id: "s",
+      tools: [],
+      mcp_servers: [{ name: "atomstudio", status }],
+    });
+  const mcpStatusRows: Array<[string, string[], number]> = [
+    // Claude Code connects in the background: `pending` first (what the real program prints), then connected.
+    ["pending, then connected", ["pending", "connected"], 0],
+    ["pending only", ["pending"], 0],
+    ["failed", ["failed"], 1],
+    ["needs-auth, said twice", ["needs-auth", "needs-auth"], 1],
+    ["pending, then failed twice", ["pending", "failed", "failed"], 1],
+  ];
+  it.each(mcpStatusRows)("claude: MCP status %s → %i warning(s)", async (_name, statuses, warnings) => {
+    const lines = statuses.map((s) => `echo '${init(s)}'`).join("\n");
+    await bench.install("claude", `${lines}\ncat '${agentFixture("claude/text-only.jsonl")}' | tail -n 2`);
+    const { events } = await readSse(await run({ agent: "claude" }));
+    const warned = events.filter((e) => (e as { code?: string }).code === "AGENT_WARNING");
+    expect(warned).toHaveLength(warnings);
+    expect(events.filter((e) => (e as { code?: string }).code === "AGENT_ERROR")).toEqual([]);
+    expect(events.slice(-2)).toEqual([expect.objectContaining({ type: "done" }), "[DONE]"]);
+  });
+
+  it("claude: the real program's 'Not logged in' (exit 1) is 401 AGENT_AUTH naming the variable, not AGENT_CRASHED", async () => {
+    await bench.install("claude", printFixture("claude/not-logged-in.jsonl", 1));
+    const res = await run({ agent: "claude" });
+    expect(res.status).toBe(401);
+    const body = (await res.json()) as { code: string; error: string };
+    expect(body.code).toBe("AGENT_AUTH");
+    expect(body.error).toContain("Not logged in");
+    expect(body.error).toContain("ANTHROPIC_API_KEY");
+  });
+
+  it("no key variable at all: 401 AGENT_AUTH before anything starts", async () => {
+    for (const [agent, key] of [
+      ["claude", "ANTHROPIC_API_KEY"],
+      ["codex", "OPENAI_API_KEY"],
+      ["gemini", "GEMINI_API_KEY"],
+    ] as const) {
+      await bench.install(agent, printFixture("claude/text-only.jsonl"));
+      delete svc.env[key];
+      const res = await run({ agent });
+      expect(res.status, agent).toBe(401);
+      expect(await res.json()).toMatchObject({ code: "AGENT_AUTH", error: expect.stringContaining(key) });
+    }
   });
 
   it("claude: a max-turns result is an error event, then done", async () => {
@@ -181,30 +233,41 @@ describe("invocation", () => {
     expect(events.at(-1)).toBe("[DONE]");
     const inv = await bench.invocation();
     const a = inv.argv;
-    expect(a.slice(0, 4)).toEqual(["-p", "--output-format", "stream-json", "--verbose"]);
-    expect(a[a.indexOf("--max-turns") + 1]).toBe("7");
-    expect(a[a.indexOf("--model") + 1]).toBe("opus");
-    expect(a[a.indexOf("--allowedTools") + 1]).toBe("mcp__atomstudio__svc_supercell");
+    expect(a.slice(0, 3)).toEqual(["-p", "--output-format=stream-json", "--verbose"]);
+    expect(a).toContain("--max-turns=7");
+    expect(a).toContain("--model=opus");
+    expect(a).toContain("--allowedTools=mcp__atomstudio__svc_supercell");
     expect(a.at(-1)).toContain("Make a 2x2x2 supercell");
-    const mcpFile = a[a.indexOf("--mcp-config") + 1] as string;
-    expect(mcpFile.startsWith(inv.cwd)).toBe(true);
-    const mcp = JSON.parse(await readFile(mcpFile, "utf8"));
+    const mcpFile = (a.find((w) => w.startsWith("--mcp-config=")) as string).slice("--mcp-config=".length);
+    // The configuration lives in the run's own HOME under the agent root, not in the working directory.
+    expect(inv.env.HOME).toMatch(new RegExp(`^${bench.root}/\\.homes/claude-[0-9a-f-]{36}$`));
+    expect(mcpFile).toBe(join(inv.env.HOME as string, "atomstudio-mcp.json"));
+    const mcp = JSON.parse(inv.home["atomstudio-mcp.json"] as string);
     expect(mcp.mcpServers.atomstudio).toEqual({ type: "http", url: `${svc.url}/mcp` });
     expect(JSON.parse(await readFile(join(inv.cwd, "structure.json"), "utf8"))).toEqual(structure);
     expect(inv.env.ANTHROPIC_API_KEY).toBe("sk-ant-agent-key-0123456789");
     expect(inv.env.DEEPSEEK_API_KEY).toBeUndefined();
     expect(inv.env.ATOMSTUDIO_AGENT_ROOT).toBeUndefined();
-    expect(inv.env.HOME).toBe(bench.root);
   });
 
   it("codex: exec --json with the MCP server given by -c, vendor default model", async () => {
     await bench.install("codex", printFixture("codex/exec-doc-sample.jsonl"));
     await readSse(await run({ agent: "codex" }));
-    const { argv, env } = await bench.invocation();
+    const { argv, env, home } = await bench.invocation();
     expect(argv.slice(0, 2)).toEqual(["exec", "--json"]);
     expect(argv).toContain("--skip-git-repo-check");
-    expect(argv[argv.indexOf("--model") + 1]).toBe("gpt-5-codex");
-    expect(argv).toContain(`mcp_servers.atomstudio.url="${svc.url}/mcp"`);
+    expect(argv).toContain("--model=gpt-5-codex");
+    expect(env.CODEX_HOME).toBe(join(env.HOME as string, ".codex"));
+    expect(home[join(".codex", "config.toml")]).toBe(
+      [
+        "# Written by AtomStudio for one run of `codex exec`; removed when the run ends.",
+        "",
+        "[mcp_servers.atomstudio]",
+        `url = "${svc.url}/mcp"`,
+        'default_tools_approval_mode = "approve"',
+        "",
+      ].join("\n"),
+    );
     expect(env.ANTHROPIC_API_KEY).toBeUndefined();
   });
 
@@ -215,13 +278,14 @@ describe("invocation", () => {
       await run({ agent: "gemini", max_turns: 5, context: { working_directory: "project", available_tools: ["svc_slab"] } }),
     );
     const inv = await bench.invocation(join(bench.root, "project"));
-    expect(inv.argv.slice(0, 2)).toEqual(["--output-format", "stream-json"]);
-    expect(inv.argv[inv.argv.indexOf("--model") + 1]).toBe("gemini-2.5-pro");
+    expect(inv.argv.slice(0, 2)).toEqual(["--skip-trust", "--output-format=stream-json"]);
+    expect(inv.argv).toContain("--model=gemini-2.5-pro");
     expect(inv.argv.at(-1)).toMatch(/^--prompt=Make a 2x2x2 supercell/);
-    const settings = JSON.parse(await readFile(join(inv.cwd, ".gemini", "settings.json"), "utf8"));
+    const settings = JSON.parse(inv.home[join(".gemini", "settings.json")] as string);
     expect(settings).toEqual({
       mcpServers: { atomstudio: { httpUrl: `${svc.url}/mcp`, trust: true, includeTools: ["svc_slab"] } },
       model: { maxSessionTurns: 5 },
+      security: { auth: { selectedType: "gemini-api-key" } },
     });
   });
 });
@@ -304,7 +368,7 @@ describe("failures", () => {
   it("a working directory outside the agent root is refused (absolute, .., symlink)", async () => {
     await bench.install("claude", printFixture("claude/text-only.jsonl"));
     await symlink("/etc", join(bench.root, "escape")).catch(() => undefined);
-    for (const working_directory of ["/etc", "../outside", "sub/../../outside", "escape", "escape/sub"]) {
+    for (const working_directory of ["/etc", "../outside", "sub/../../outside", "escape", "escape/sub", ".homes", ".homes/x"]) {
       const res = await run({ agent: "claude", context: { working_directory } });
       expect(res.status, working_directory).toBe(400);
       expect(await res.json()).toMatchObject({ code: "INVALID_WORKING_DIRECTORY" });

@@ -82,6 +82,8 @@ describe("provider listing", () => {
           "supports_tools",
           "supports_vision",
           "type",
+          // command-line agents also say which version is installed and whether they can sign in
+          ...(p.type === "cli-agent" ? ["signed_in", "version"] : []),
         ].sort(),
       );
       expect(p.available || typeof p.status_message === "string", p.id).toBe(true);

@@ -28,6 +28,17 @@ const upstreamMessage = (err: ApiErrorLike): string => {
 };
 
 /**
+ * A URL the caller chose (`base_url`) may point anywhere the server can reach: what answers there
+ * (an SSH banner, a refused connection, an internal service's error page) must not come back, or
+ * the endpoint becomes a port scanner. Only the HTTP status of an HTTP answer is reported.
+ */
+export interface UpstreamOrigin {
+  callerUrl?: boolean;
+}
+
+const CALLER_URL = "the endpoint at base_url";
+
+/**
  * An error from an SDK call that failed before the stream started:
  * 401/403 → 401 INVALID_API_KEY; every other upstream status (429 included, kept in
  * `details.status`) → 502 UPSTREAM_ERROR; no answer at all → 502 UPSTREAM_ERROR with status null.
@@ -36,10 +47,21 @@ export const upstreamError = (
   err: unknown,
   provider: string,
   secrets: readonly (string | null | undefined)[],
+  origin: UpstreamOrigin = {},
 ): AtomStudioError => {
   if (err instanceof AtomStudioError) return err;
   const e = (err ?? {}) as ApiErrorLike;
   const status = typeof e.status === "number" ? e.status : null;
+  if (origin.callerUrl) {
+    if (status === 401 || status === 403)
+      return new AtomStudioError("INVALID_API_KEY", `${CALLER_URL} rejected the API key`, { provider, status }, 401);
+    return new AtomStudioError(
+      "UPSTREAM_ERROR",
+      status === null ? `No HTTP answer from ${CALLER_URL}` : `${CALLER_URL} answered HTTP ${status}`,
+      { provider, status },
+      502,
+    );
+  }
   const message = redact(upstreamMessage(e), secrets, {});
   if (status === 401 || status === 403)
     return new AtomStudioError("INVALID_API_KEY", `${provider} rejected the API key: ${message}`, { provider, status }, 401);
@@ -49,9 +71,15 @@ export const upstreamError = (
 };
 
 /** The in-stream form of an error after the stream started (malformed chunk, dropped connection, error event). */
-export const streamError = (err: unknown, provider: string, secrets: readonly (string | null | undefined)[]) => {
+export const streamError = (
+  err: unknown,
+  provider: string,
+  secrets: readonly (string | null | undefined)[],
+  origin: UpstreamOrigin = {},
+) => {
   const e = (err ?? {}) as ApiErrorLike;
   const status = typeof e.status === "number" ? e.status : null;
+  if (origin.callerUrl) return { error: `The stream from ${CALLER_URL} failed`, code: "UPSTREAM_ERROR" };
   const message = redact(upstreamMessage(e), secrets, {});
   return { error: `${provider} stream failed${status ? ` (HTTP ${status})` : ""}: ${message}`, code: "UPSTREAM_ERROR" };
 };

@@ -11,9 +11,11 @@ import { AtomStudioError } from "atomstudio-core";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { z } from "zod";
 import { provide, type ServiceContext } from "../context.ts";
+import { operations as allOperations } from "../operations/index.ts";
 import type { Plugin } from "../plugins.ts";
 import type { Operation } from "../registry/operation.ts";
 import { parseInput } from "../registry/validate.ts";
+import { AgentMcpGateway } from "./agents/mcp-gateway.ts";
 import { AgentLimiter, AgentRequest, streamAgent } from "./agents/runner.ts";
 import { listProviders } from "./discovery.ts";
 import { chatStreamPaths } from "./openapi.ts";
@@ -56,10 +58,15 @@ export const chatPlugin =
   (app, ctx) => {
     const env: NodeJS.ProcessEnv = opts.env ?? { ...ctx.config.environment };
     const limiter = new AgentLimiter();
+    // With a service token, agents get a per-run MCP credential instead (agents/mcp-gateway.ts).
+    const gateway = new AgentMcpGateway(ctx, () => allOperations);
     const service: ChatService = {
       listProviders: () => listProviders(env),
       limiter,
-      close: async () => limiter.killAll(),
+      close: async () => {
+        limiter.killAll();
+        await gateway.close();
+      },
     };
     provide(ctx, "chat", service);
 
@@ -98,8 +105,9 @@ export const chatPlugin =
         streamAgent(parse(AgentRequest, body), stream, {
           env,
           limiter,
-          mcpUrl: mcpUrl(app, ctx),
-          mcpToken: ctx.config.token,
+          mcp: (tools) =>
+            ctx.config.token ? gateway.mint(tools) : Promise.resolve({ url: mcpUrl(app, ctx), token: null, revoke: () => {} }),
+          secrets: [ctx.config.token],
         }),
       ),
     );

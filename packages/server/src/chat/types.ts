@@ -19,6 +19,10 @@ export interface ProviderInfo {
   supports_vision: boolean;
   endpoint: "/api/chat/stream" | "/api/chat/stream-openai-compat" | "/api/chat/stream-cli-agent";
   status_message: string | null;
+  /** Command-line agents: the program's own `--version` (null when it did not answer). */
+  version?: string | null;
+  /** Command-line agents: whether its key variable (its only sign-in, agents run with a fresh HOME) is set. */
+  signed_in?: boolean;
 }
 
 export type AgentEventType = "thinking" | "text" | "tool_use" | "tool_result" | "error" | "done";

@@ -16,6 +16,8 @@ export const ProviderInfo = z.object({
   supports_vision: z.boolean(),
   endpoint: z.enum(["/api/chat/stream", "/api/chat/stream-openai-compat", "/api/chat/stream-cli-agent"]),
   status_message: z.string().nullable().describe("why the provider is unavailable"),
+  version: z.string().nullable().optional().describe("command-line agents: the program's own --version"),
+  signed_in: z.boolean().optional().describe("command-line agents: whether the key variable it signs in with is set"),
 });
 
 export const providersOp = defineOperation({

@@ -9,12 +9,22 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { FIXTURES } from "./serve.ts";
 
-const RECORD = `node -e 'require("fs").writeFileSync("invocation.json", JSON.stringify({argv: process.argv.slice(1), cwd: process.cwd(), env: process.env}))' -- "$@"`;
+// Also copies the files of the run's own HOME (its configuration), which is removed after the run.
+const RECORD = `node -e '
+const fs = require("fs"), path = require("path");
+const home = {};
+const walk = (d) => { for (const e of fs.readdirSync(d, { withFileTypes: true })) { const p = path.join(d, e.name);
+  if (e.isDirectory()) walk(p); else if (e.isFile()) home[path.relative(process.env.HOME, p)] = fs.readFileSync(p, "utf8"); } };
+try { walk(process.env.HOME); } catch {}
+fs.writeFileSync("invocation.json", JSON.stringify({ argv: process.argv.slice(1), cwd: process.cwd(), env: process.env, home }));
+' -- "$@"`;
 
 export interface Invocation {
   argv: string[];
   cwd: string;
   env: Record<string, string>;
+  /** The files of the run's HOME, by path relative to it. */
+  home: Record<string, string>;
 }
 
 export interface AgentBench {
@@ -35,7 +45,8 @@ export const makeAgentBench = async (): Promise<AgentBench> => {
   const bin = join(base, "bin");
   const root = join(base, "root");
   await mkdir(bin, { recursive: true });
-  await mkdir(root, { recursive: true });
+  // The agent root must be private (mode 0700), as the runner insists.
+  await mkdir(root, { recursive: true, mode: 0o700 });
   return {
     bin,
     root,

@@ -7,8 +7,9 @@
  * (504 AGENT_TIMEOUT, 500 AGENT_CRASHED); after it, they are error events then `data: [DONE]`.
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { constants } from "node:fs";
-import { access, mkdir, realpath, stat, writeFile } from "node:fs/promises";
+import { access, mkdir, realpath, rm, stat } from "node:fs/promises";
 import { delimiter, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { AtomStudioError } from "atomstudio-core";
@@ -16,12 +17,21 @@ import { z } from "zod";
 import { redact, redactDeep } from "../secrets.ts";
 import type { SseStream } from "../sse.ts";
 import { type AgentStreamEvent, agentError, agentEvent } from "../types.ts";
+import { ensureAgentRoot, privateDir, writeNoFollow } from "./files.ts";
+import type { McpAccess } from "./mcp-gateway.ts";
 import { AGENTS, agentById } from "./registry.ts";
 import type { AgentInvocation, AgentSpec } from "./spec.ts";
 
 export const DEFAULT_AGENT_ROOT = "/tmp/catgo-work";
-/** Environment variable through which an agent gets the service's bearer token for /mcp. */
+/** Environment variable through which an agent gets its per-run MCP credential (never the service token). */
 export const MCP_TOKEN_VAR = "ATOMSTUDIO_MCP_TOKEN";
+/** Longest run a request may ask for, seconds (timers beyond 2^31 ms would fire at once). */
+export const MAX_AGENT_TIMEOUT_S = 3600;
+export const MAX_AGENT_TURNS = 200;
+/** Folder of the agent root that holds each run's own HOME. */
+const RUN_HOMES = ".homes";
+/** MCP tool names an allowlist may hold: this service's tools only, so no agent-native tool (Bash, shell) can be named. */
+const TOOL_NAME = /^svc_\w+$/;
 
 export const AgentRequest = z.object({
   agent: z.string(),
@@ -73,11 +83,37 @@ const badDir = (requested: string, root: string) =>
     400,
   );
 
+const badOption = (option: string, message: string, extra: Record<string, unknown> = {}) =>
+  new AtomStudioError("INVALID_AGENT_OPTION", message, { option, ...extra }, 400);
+
+/**
+ * Refuse values that could turn into options or tools of the agent (decisions §9): a model that
+ * starts with `-` (`-y`, `--approval-mode=yolo`), tool names other than `svc_*`, and limits beyond
+ * the caps.
+ */
+export const checkAgentOptions = (req: AgentRequest): void => {
+  if (req.model?.startsWith("-")) throw badOption("model", `model ${JSON.stringify(req.model)} may not start with "-"`);
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
+  if (req.model && /[\u0000-\u001f\u007f]/.test(req.model)) throw badOption("model", "model may not contain control characters");
+  for (const tool of req.context?.available_tools ?? [])
+    if (!TOOL_NAME.test(tool))
+      throw badOption(
+        "available_tools",
+        `available_tools may name only this service's tools (svc_…), not ${JSON.stringify(tool)}`,
+      );
+  if (req.timeout > MAX_AGENT_TIMEOUT_S)
+    throw badOption("timeout", `timeout is at most ${MAX_AGENT_TIMEOUT_S} s`, { max: MAX_AGENT_TIMEOUT_S });
+  if (req.max_turns > MAX_AGENT_TURNS)
+    throw badOption("max_turns", `max_turns is at most ${MAX_AGENT_TURNS}`, { max: MAX_AGENT_TURNS });
+};
+
 /** Resolve (and create) the working directory; it must lie inside the agent root, symlinks included. */
 export const resolveWorkdir = async (requested: string | null | undefined, root: string): Promise<string> => {
   const want = resolve(root, requested || root);
   if (!inside(root, want)) throw badDir(requested ?? "", root);
-  await mkdir(root, { recursive: true });
+  // The runs' own HOMEs are the service's, not a place to work in.
+  if (relative(root, want).split(/[\\/]/)[0] === RUN_HOMES) throw badDir(requested ?? "", root);
+  await ensureAgentRoot(root);
   const realRoot = await realpath(root);
   // The deepest existing ancestor must already resolve inside the root (no escape through a symlink).
   let probe = want;
@@ -96,13 +132,40 @@ export const resolveWorkdir = async (requested: string | null | undefined, root:
   return real;
 };
 
-/** PATH, HOME and the agent's own credentials; nothing else from the service's environment. */
-export const agentEnv = (spec: AgentSpec, env: NodeJS.ProcessEnv, mcpToken: string | undefined): NodeJS.ProcessEnv => {
+/**
+ * PATH, HOME, the agent's own credentials and its per-run MCP credential; nothing else from the
+ * service's environment (no other provider's key, never ATOMSTUDIO_TOKEN).
+ */
+export const agentEnv = (
+  spec: AgentSpec,
+  env: NodeJS.ProcessEnv,
+  mcpToken: string | null,
+  home: string,
+  extra: Record<string, string> = {},
+): NodeJS.ProcessEnv => {
   const out: NodeJS.ProcessEnv = {};
-  for (const k of ["PATH", "HOME", ...spec.keyVars]) if (env[k] !== undefined) out[k] = env[k];
+  for (const k of ["PATH", ...spec.keyVars]) if (env[k] !== undefined) out[k] = env[k];
+  out.HOME = home;
+  Object.assign(out, extra);
   if (mcpToken) out[MCP_TOKEN_VAR] = mcpToken;
   return out;
 };
+
+/** The run's own HOME under the agent root (`.homes/<agent>-<uuid>`, mode 0700). */
+const makeRunHome = async (root: string, agent: string): Promise<string> =>
+  privateDir(await privateDir(root, RUN_HOMES), `${agent}-${randomUUID()}`);
+
+/** The agent's model endpoint: `ATOMSTUDIO_<AGENT>_BASE_URL` (gateways, and the tests' scripted endpoint). */
+export const agentBaseUrl = (spec: AgentSpec, env: NodeJS.ProcessEnv): string | null =>
+  env[`ATOMSTUDIO_${spec.id.toUpperCase()}_BASE_URL`] || null;
+
+const authError = (spec: AgentSpec, said: string | null) =>
+  new AtomStudioError(
+    "AGENT_AUTH",
+    `${spec.name} is not signed in or its key was refused${said ? ` (it said: ${said})` : ""}. ${spec.signIn}`,
+    { agent: spec.id, variables: spec.keyVars },
+    401,
+  );
 
 /** Counts running agents (refusing past the limit) and knows their processes. */
 export class AgentLimiter {
@@ -177,8 +240,10 @@ const LINE_PREVIEW = 200;
 export interface AgentRunOptions {
   env: NodeJS.ProcessEnv;
   limiter: AgentLimiter;
-  mcpUrl: string;
-  mcpToken: string | undefined;
+  /** How this run reaches the service's MCP tools (a per-run credential when the service has a token). */
+  mcp(tools: readonly string[] | null): Promise<McpAccess>;
+  /** Secrets that no event or error may carry besides the agent's keys (the service token). */
+  secrets?: readonly (string | undefined)[];
   /** Called with the child's pid once it runs (tests and diagnostics). */
   onSpawn?: (pid: number) => void;
 }
@@ -210,8 +275,11 @@ export const streamAgent = async (req: AgentRequest, sse: SseStream, opts: Agent
       { agent: spec.id, program: spec.program },
       404,
     );
+  checkAgentOptions(req);
   const root = agentRoot(env);
   const workdir = await resolveWorkdir(req.context?.working_directory, root);
+  // Agents run with a fresh HOME, so only key variables can sign them in: say so before starting one.
+  if (!spec.signedIn(env)) throw authError(spec, null);
   const release = opts.limiter.tryAcquire(maxAgents(env));
   if (!release)
     throw new AtomStudioError(
@@ -220,19 +288,25 @@ export const streamAgent = async (req: AgentRequest, sse: SseStream, opts: Agent
       { max_agents: maxAgents(env) },
       429,
     );
-  const secrets = [...spec.keyVars.map((k) => env[k]), opts.mcpToken];
-  const clean = (s: string) => redact(s, secrets, env);
   let child: ChildProcess | null = null;
+  let mcp: McpAccess | null = null;
+  let home: string | null = null;
   try {
+    mcp = await opts.mcp(req.context?.available_tools ?? null);
+    home = await makeRunHome(root, spec.id);
+    const secrets = [...spec.keyVars.map((k) => env[k]), ...(opts.secrets ?? []), mcp.token];
+    const clean = (s: string) => redact(s, secrets, env);
     const structure = req.context?.structure_json;
-    if (structure) await writeFile(join(workdir, "structure.json"), `${JSON.stringify(structure, null, 2)}\n`);
+    if (structure) await writeNoFollow(workdir, "structure.json", `${JSON.stringify(structure, null, 2)}\n`);
     const inv: AgentInvocation = {
       prompt: buildPrompt(req, Boolean(structure)),
       model: req.model || env[`ATOMSTUDIO_${spec.id.toUpperCase()}_MODEL`] || spec.defaultModel,
       maxTurns: req.max_turns,
       workdir,
-      mcpUrl: opts.mcpUrl,
-      mcpTokenVar: opts.mcpToken ? MCP_TOKEN_VAR : null,
+      home,
+      baseUrl: agentBaseUrl(spec, env),
+      mcpUrl: mcp.url,
+      mcpTokenVar: mcp.token ? MCP_TOKEN_VAR : null,
       availableTools: req.context?.available_tools ?? null,
     };
     await spec.prepare(inv);
@@ -241,7 +315,7 @@ export const streamAgent = async (req: AgentRequest, sse: SseStream, opts: Agent
     const parser = spec.parser();
     const proc = spawn(program, spec.args(inv), {
       cwd: workdir,
-      env: agentEnv(spec, env, opts.mcpToken),
+      env: agentEnv(spec, env, mcp.token, home, spec.env?.(inv)),
       detached: true, // own process group, so the whole tree can be killed
       stdio: ["ignore", "pipe", "pipe"],
     });
@@ -296,12 +370,37 @@ export const streamAgent = async (req: AgentRequest, sse: SseStream, opts: Agent
     const onAbort = () => killGroup(proc);
     sse.signal.addEventListener("abort", onAbort, { once: true });
 
+    // An agent with no turn limit of its own (codex) is stopped past max_turns tool calls.
+    let stoppedAtLimit = false;
+    const heldWarnings: AgentStreamEvent[] = [];
     try {
       for (;;) {
         const item = await queue.next();
         if (sse.signal.aborted) return;
         if (item.kind === "event") {
-          sse.send(item.event);
+          const ev = item.event;
+          if (ev.type === "error" && spec.authFailure(ev.text ?? "")) {
+            // Not signed in, or the key was refused: one clear answer instead of errors and a crash.
+            killGroup(proc);
+            const e = authError(spec, ev.text);
+            if (!sse.started) throw e;
+            sse.send(agentError(e.message, e.code));
+            return sse.done();
+          }
+          if (stoppedAtLimit) continue;
+          // Notices before anything else (an unknown model, a retry) do not open the stream: a
+          // refused key that follows is still a plain 401.
+          if (!sse.started && ev.type === "error" && ev.code === "AGENT_WARNING") {
+            heldWarnings.push(ev);
+            continue;
+          }
+          for (const w of heldWarnings.splice(0)) sse.send(w);
+          sse.send(ev);
+          if (!spec.ownTurnLimit && (parser.toolCalls?.() ?? 0) > req.max_turns) {
+            stoppedAtLimit = true;
+            sse.send(agentError(`${spec.name} reached max_turns (${req.max_turns} tool calls) and was stopped`, "AGENT_ERROR"));
+            killGroup(proc);
+          }
           continue;
         }
         if (item.kind === "spawn_error") {
@@ -327,8 +426,15 @@ export const streamAgent = async (req: AgentRequest, sse: SseStream, opts: Agent
           return sse.done();
         }
         // exit
-        if (item.code === 0) {
+        for (const w of heldWarnings.splice(0)) if (item.code === 0) sse.send(w);
+        if (item.code === 0 || stoppedAtLimit) {
           sse.send(agentEvent("done", { usage: parser.usage() ?? { input_tokens: 0, output_tokens: 0 } }));
+          return sse.done();
+        }
+        if (spec.authFailure(item.stderr)) {
+          const e = authError(spec, item.stderr.split("\n").find((l) => spec.authFailure(l)) ?? null);
+          if (!sse.started) throw e;
+          sse.send(agentError(e.message, e.code));
           return sse.done();
         }
         const how = item.code !== null ? `exit code ${item.code}` : `signal ${item.signal}`;
@@ -348,10 +454,17 @@ export const streamAgent = async (req: AgentRequest, sse: SseStream, opts: Agent
       lines.close();
     }
   } finally {
-    // The slot is free once the agent has exited (a process that never started frees it at once).
+    // The credential dies with the run; the slot is free once the agent has exited (a process
+    // that never started frees it at once).
+    mcp?.revoke();
+    const runHome = home;
+    const done = () => {
+      release();
+      if (runHome) void rm(runHome, { recursive: true, force: true });
+    };
     if (child?.pid && child.exitCode === null && child.signalCode === null) {
       killGroup(child);
-      child.once("exit", release);
-    } else release();
+      child.once("exit", done);
+    } else done();
   }
 };

@@ -114,7 +114,7 @@ export const streamOpenAICompat = async (req: CompatRequest, sse: SseStream, env
   try {
     stream = (await client.chat.completions.create(body as never, { signal: sse.signal })) as unknown as AsyncIterable<unknown>;
   } catch (err) {
-    throw upstreamError(err, target.provider, secrets);
+    throw upstreamError(err, target.provider, secrets, { callerUrl: Boolean(req.base_url) });
   }
   sse.open();
   const normalizer = new ChunkNormalizer();
@@ -122,7 +122,7 @@ export const streamOpenAICompat = async (req: CompatRequest, sse: SseStream, env
     for await (const chunk of stream) for (const ev of normalizer.push(chunk as never)) sse.send(ev);
     for (const ev of normalizer.flush()) sse.send(ev);
   } catch (err) {
-    if (!sse.signal.aborted) sse.send(streamError(err, target.provider, secrets));
+    if (!sse.signal.aborted) sse.send(streamError(err, target.provider, secrets, { callerUrl: Boolean(req.base_url) }));
   }
   sse.done();
 };

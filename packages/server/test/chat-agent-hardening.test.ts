@@ -145,14 +145,14 @@ describe("the agent root is a private real directory", () => {
       },
     ],
   ];
-  it.each(refusedRoots)("%s → 500 AGENT_ROOT_UNSAFE, nothing started", async (name, make) => {
+  it.each(refusedRoots)("%s → 503 AGENT_ROOT_UNSAFE, nothing started", async (name, make) => {
     if (name.includes("another user") && process.getuid?.() !== 0) return; // only root can give a directory away
     const dir = join(outer, name.replace(/\W+/g, "-"));
     await make(dir);
     svc.env.ATOMSTUDIO_AGENT_ROOT = dir;
     await bench.install("claude", printFixture(STANDIN.claude));
     const res = await run({ agent: "claude" });
-    expect(res.status).toBe(500);
+    expect(res.status).toBe(503);
     expect(await res.json()).toMatchObject({ code: "AGENT_ROOT_UNSAFE" });
   });
 

@@ -18,7 +18,7 @@ const unsafeRoot = (root: string, why: string) =>
     "AGENT_ROOT_UNSAFE",
     `The agent root ${root} ${why}; agents do not run until it is a real directory owned by the service user with mode 0700 (ATOMSTUDIO_AGENT_ROOT)`,
     { agent_root: root },
-    500,
+    503,
   );
 
 /** Create the agent root (mode 0700) when missing; refuse one that is a symlink, someone else's, or open to others. */

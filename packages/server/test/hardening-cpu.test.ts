@@ -115,9 +115,17 @@ const xyzFrames = (frames: number, atoms = 1): string =>
   ).join("\n");
 
 const poscar = (n: number): string =>
-  ["big", "1.0", "30 0 0", "0 30 0", "0 0 30", "H", String(n), "Direct", ...Array.from({ length: n }, (_, i) => `${i / n} 0 0`)].join(
-    "\n",
-  );
+  [
+    "big",
+    "1.0",
+    "30 0 0",
+    "0 30 0",
+    "0 0 30",
+    "H",
+    String(n),
+    "Direct",
+    ...Array.from({ length: n }, (_, i) => `${i / n} 0 0`),
+  ].join("\n");
 
 const xdatcarClaiming = (n: number): string =>
   ["bomb", "1.0", "3 0 0", "0 3 0", "0 0 3", "Si", String(n), "Direct configuration=     1", "0 0 0"].join("\n");
@@ -310,7 +318,13 @@ const INPUT_ROWS: Row[] = [
 ];
 
 const SLAB_ROWS: Row[] = [
-  { name: "Miller [11, 0, 0]", path: "/api/structure-build/slab", body: () => slab([11, 0, 0]), status: 400, code: "INVALID_MILLER" },
+  {
+    name: "Miller [11, 0, 0]",
+    path: "/api/structure-build/slab",
+    body: () => slab([11, 0, 0]),
+    status: 400,
+    code: "INVALID_MILLER",
+  },
   {
     name: "Miller [19, 17, 13] (50 s on the event loop before the cap)",
     path: "/api/structure-build/slab",
@@ -318,7 +332,13 @@ const SLAB_ROWS: Row[] = [
     status: 400,
     code: "INVALID_MILLER",
   },
-  { name: "Miller [-1, 1, -12]", path: "/api/structure/slab", body: () => slab([-1, 1, -12]), status: 400, code: "INVALID_MILLER" },
+  {
+    name: "Miller [-1, 1, -12]",
+    path: "/api/structure/slab",
+    body: () => slab([-1, 1, -12]),
+    status: 400,
+    code: "INVALID_MILLER",
+  },
   {
     name: "Miller [10, 0, 0], at the cap",
     path: "/api/structure-build/slab",

@@ -4,6 +4,7 @@
  * The README's configuration table is checked against `SETTINGS` by a test, so the two cannot
  * drift apart.
  */
+import { availableParallelism } from "node:os";
 import { z } from "zod";
 
 /** Environment variables as the process sees them (a snapshot; tests pass their own). */
@@ -61,6 +62,32 @@ export const SETTINGS = {
     doc: "largest structure whose symmetry structure-info analyses (default 10000)",
   },
   ATOMSTUDIO_WORKERS: { schema: positiveInt.optional(), doc: "calculator worker processes (default 1)" },
+  ATOMSTUDIO_MAX_ATOMS: {
+    schema: positiveInt.optional(),
+    doc: "atoms in any input structure, and atoms a CIF's symmetry expansion may produce (default 10000)",
+  },
+  ATOMSTUDIO_MAX_FRAMES: { schema: positiveInt.optional(), doc: "frames read from one multi-frame file (default 1000)" },
+  ATOMSTUDIO_MAX_STRUCTURES: {
+    schema: positiveInt.optional(),
+    doc: "structures in one request or returned by one build (default 100)",
+  },
+  ATOMSTUDIO_MAX_TOTAL_ATOMS: {
+    schema: positiveInt.optional(),
+    doc: "atoms across all structures of one request or response (default 200000)",
+  },
+  ATOMSTUDIO_COMPUTE_THREADS: {
+    schema: positiveInt.optional(),
+    doc: "worker threads for CPU-heavy core work (default: CPU cores - 1, 1 to 4)",
+  },
+  ATOMSTUDIO_COMPUTE_DEADLINE_MS: {
+    schema: positiveInt.optional(),
+    doc: "deadline of one compute task, queue wait included; past it 504 DEADLINE_EXCEEDED (default 30000)",
+  },
+  ATOMSTUDIO_COMPUTE_QUEUE: {
+    schema: positiveInt.optional(),
+    doc: "compute tasks waiting for a thread; past it 429 QUEUE_FULL (default 64)",
+  },
+  ATOMSTUDIO_COMPUTE_MEMORY_MB: { schema: positiveInt.optional(), doc: "heap limit of one compute thread, MiB (default 1024)" },
   ATOMSTUDIO_PYTHON: { schema: nonEmpty, doc: "Python of the calculator worker (default: the repository's .venv, else python3)" },
   ATOMSTUDIO_STUDIO_DIST: { schema: nonEmpty, doc: "folder of the built studio (default packages/studio/dist)" },
   ATOMSTUDIO_STUDIO_AUTOBUILD: { schema: flag, doc: "`0`: do not build a missing studio at start" },
@@ -138,6 +165,22 @@ export interface ServiceConfig {
   symmetryMaxAtoms: number;
   /** Calculator worker processes. */
   workers: number;
+  /** Atoms in any input structure and in a CIF's symmetry expansion. */
+  maxAtoms: number;
+  /** Frames read from one multi-frame file. */
+  maxFrames: number;
+  /** Structures in one request or returned by one build. */
+  maxStructures: number;
+  /** Atoms across all structures of one request or response. */
+  maxTotalAtoms: number;
+  /** Worker threads of the compute pool (symmetry, slabs, standard cells, file parsing). */
+  computeThreads: number;
+  /** Deadline of one compute task in ms, queue wait included. */
+  computeDeadlineMs: number;
+  /** Compute tasks that may wait for a thread. */
+  computeQueue: number;
+  /** Heap limit of one compute thread, MiB. */
+  computeMemoryMb: number;
   /** Python of the calculator worker; undefined: the repository's .venv, else python3. */
   python: string | undefined;
   /** Folder of the built studio; undefined: the studio package's dist. */
@@ -196,6 +239,15 @@ export const loadConfig = (flags: Partial<ServiceConfig> = {}, env: Environment 
     viewerTimeoutMs: flags.viewerTimeoutMs ?? s.ATOMSTUDIO_VIEWER_TIMEOUT_MS ?? 10_000,
     symmetryMaxAtoms: flags.symmetryMaxAtoms ?? s.ATOMSTUDIO_SYMMETRY_MAX_ATOMS ?? 10_000,
     workers: flags.workers ?? s.ATOMSTUDIO_WORKERS ?? 1,
+    maxAtoms: flags.maxAtoms ?? s.ATOMSTUDIO_MAX_ATOMS ?? 10_000,
+    maxFrames: flags.maxFrames ?? s.ATOMSTUDIO_MAX_FRAMES ?? 1000,
+    maxStructures: flags.maxStructures ?? s.ATOMSTUDIO_MAX_STRUCTURES ?? 100,
+    maxTotalAtoms: flags.maxTotalAtoms ?? s.ATOMSTUDIO_MAX_TOTAL_ATOMS ?? 200_000,
+    // One core stays with the event loop (health, light routes); more than 4 threads rarely pays.
+    computeThreads: flags.computeThreads ?? s.ATOMSTUDIO_COMPUTE_THREADS ?? Math.min(4, Math.max(1, availableParallelism() - 1)),
+    computeDeadlineMs: flags.computeDeadlineMs ?? s.ATOMSTUDIO_COMPUTE_DEADLINE_MS ?? 30_000,
+    computeQueue: flags.computeQueue ?? s.ATOMSTUDIO_COMPUTE_QUEUE ?? 64,
+    computeMemoryMb: flags.computeMemoryMb ?? s.ATOMSTUDIO_COMPUTE_MEMORY_MB ?? 1024,
     python: flags.python ?? s.ATOMSTUDIO_PYTHON,
     studioDist: flags.studioDist ?? s.ATOMSTUDIO_STUDIO_DIST,
     // Under the test runner a missing studio is the test's business, not a background build.

@@ -10,11 +10,23 @@
 import { hall_symbol_entry, operations_from_number } from "@spglib/moyo-wasm";
 import { composition, formula, reducedFormula } from "../composition.ts";
 import { electronegativityOrder, elementInfo, isElement } from "../elements.ts";
-import { fail } from "../errors.ts";
+import { AtomStudioError, fail, isAtomStudioError } from "../errors.ts";
 import { Lattice } from "../lattice.ts";
 import { type SiteSpecies, type SpeciesEntry, Structure, speciesString } from "../structure.ts";
 import { isSymmetryReady } from "../symmetry.ts";
-import { extensionOf, fmt, formatError, head, parseNum, type StructureFormat, splitLines } from "./util.ts";
+import {
+  extensionOf,
+  FrameBudget,
+  fmt,
+  formatError,
+  head,
+  LIMIT_CODES,
+  parseNum,
+  type ReadLimits,
+  type StructureFormat,
+  splitLines,
+  tooManyAtoms,
+} from "./util.ts";
 
 interface Token {
   value: string;
@@ -298,6 +310,36 @@ const symops = (b: Block): SymOp[] => {
   );
 };
 
+/**
+ * The most distinct operations a space group has in a conventional setting (Fm-3m: 48 point
+ * operations times 4 centring translations). A CIF listing more describes no crystal, and each
+ * operation multiplies the atoms generated.
+ */
+export const MAX_SYMMETRY_OPERATIONS = 192;
+
+/** Listed operations without repeats (translations compared modulo 1), in their first order. */
+const distinctOps = (ops: readonly SymOp[], block: string): SymOp[] => {
+  const seen = new Set<string>();
+  const out: SymOp[] = [];
+  for (const op of ops) {
+    const t = op.t.map((v) => {
+      const w = v - Math.floor(v);
+      return (Math.abs(w - 1) < 1e-6 ? 0 : w).toFixed(6);
+    });
+    const key = `${op.r.flat().join(",")}|${t.join(",")}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(op);
+    if (out.length > MAX_SYMMETRY_OPERATIONS)
+      throw new AtomStudioError(
+        "TOO_MANY_SYMMETRY_OPERATIONS",
+        `CIF block ${block}: more than ${MAX_SYMMETRY_OPERATIONS} distinct symmetry operations (no space group has more)`,
+        { limit: MAX_SYMMETRY_OPERATIONS },
+      );
+  }
+  return out;
+};
+
 const IDENTITY: SymOp = {
   r: [
     [1, 0, 0],
@@ -420,7 +462,7 @@ const averageX = (sp: SiteSpecies): number => {
   return x / n;
 };
 
-const blockToStructure = (b: Block): Structure => {
+const blockToStructure = (b: Block, limits?: ReadLimits): Structure => {
   const cell = ["a", "b", "c"].map((k) => cifNumber(scalar(b, `_cell_length_${k}`)));
   const angles = ["alpha", "beta", "gamma"].map((k) => cifNumber(scalar(b, `_cell_angle_${k}`)));
   const missing = [
@@ -451,7 +493,14 @@ const blockToStructure = (b: Block): Structure => {
     throw formatError(`CIF block ${b.name}: atom sites have no coordinates (_atom_site_fract_x/y/z)`);
   const occ = column(b, "_atom_site_occupancy");
   const oxi = oxidationStates(b);
-  const ops = symops(b);
+  const ops = distinctOps(symops(b), b.name);
+  const maxAtoms = limits?.maxAtoms ?? Number.POSITIVE_INFINITY;
+  /** Symmetry expansion is where a few kilobytes become 100,000s of atoms: stop at the cap, before allocating past it. */
+  const overCap = (what: string): AtomStudioError =>
+    tooManyAtoms(
+      `CIF block ${b.name}: ${what} gives more than ${maxAtoms} atoms, the limit (${ops.length} symmetry operations)`,
+      { limit: maxAtoms, n_symmetry_operations: ops.length },
+    );
 
   const reps = new FracIndex(SITE_TOL);
   const comps: Comp[] = [];
@@ -485,6 +534,8 @@ const blockToStructure = (b: Block): Structure => {
       if (match >= 0) break;
     }
     if (match < 0) {
+      // Each distinct site yields at least one atom.
+      if (reps.coords.length >= maxAtoms) throw overCap(`listing more distinct atom sites than the limit`);
       reps.add(c);
       comps.push({ entries: new Map([[key, { element: el, oxi: oxiState, amount: occu }]]) });
       repLabels.push(label);
@@ -529,6 +580,7 @@ const blockToStructure = (b: Block): Structure => {
       for (const op of ops) {
         const c = apply(op, reps.coords[k] as number[]).map((v) => v - Math.floor(v));
         if (out.find(c) < 0) {
+          if (frac.length >= maxAtoms) throw overCap(`expanding ${reps.coords.length} atom sites by symmetry`);
           out.add(c);
           frac.push(c);
           species.push(frozen);
@@ -565,10 +617,11 @@ const blockToStructure = (b: Block): Structure => {
   });
 };
 
-export const readCif = (content: string): Structure[] => {
+export const readCif = (content: string, limits?: ReadLimits): Structure[] => {
   const blocks = parseBlocks(content);
   if (blocks.length === 0) throw formatError("CIF: no data_ block");
   const out: Structure[] = [];
+  const budget = new FrameBudget(limits, "CIF");
   const reasons: string[] = [];
   for (const b of blocks) {
     // Blocks without atom sites (publication, powder pattern) are not structures.
@@ -576,11 +629,16 @@ export const readCif = (content: string): Structure[] => {
       reasons.push(`CIF block ${b.name}: no atom sites`);
       continue;
     }
+    let s: Structure;
     try {
-      out.push(blockToStructure(b));
+      s = blockToStructure(b, limits);
     } catch (e) {
+      if (isAtomStudioError(e) && LIMIT_CODES.has(e.code)) throw e;
       reasons.push((e as Error).message);
+      continue;
     }
+    budget.frame(s.length);
+    out.push(s);
   }
   if (out.length === 0) throw formatError(reasons.join("; "), { blocks: reasons });
   return out;

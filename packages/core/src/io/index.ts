@@ -9,11 +9,12 @@ import { cifFormat } from "./cif.ts";
 import { jsonFormat } from "./json.ts";
 import { pdbFormat } from "./pdb.ts";
 import { poscarFormat, xdatcarFormat } from "./poscar.ts";
-import type { FormatId, StructureFormat } from "./util.ts";
+import { type FormatId, LIMIT_CODES, type ReadLimits, type StructureFormat } from "./util.ts";
 import { extxyzFormat, xyzFormat } from "./xyz.ts";
 
+export { MAX_SYMMETRY_OPERATIONS } from "./cif.ts";
 export { cellFromParameters } from "./pdb.ts";
-export type { FormatId, StructureFormat } from "./util.ts";
+export type { FormatId, ReadLimits, StructureFormat } from "./util.ts";
 
 /** Registry order breaks detection ties. */
 export const STRUCTURE_FORMATS: readonly StructureFormat[] = [
@@ -66,6 +67,8 @@ export interface ParseOptions {
   filename?: string;
   /** Format id or alias; skips detection. */
   format?: string;
+  /** Caps on atoms and frames; a file over one is a 400 with the limit's code, whatever the format. */
+  limits?: ReadLimits;
 }
 
 export interface ParsedStructureFile {
@@ -122,13 +125,15 @@ export const parseStructureFile = (content: string, opts: ParseOptions = {}): Pa
   const tried: Attempt[] = [];
   for (const f of candidates) {
     try {
-      const frames = f.read(content);
+      const frames = f.read(content, opts.limits);
       const first = frames[0];
       if (!first) throw invalid("no structure in the file", {});
       if (frames.some((s) => s.length === 0)) throw invalid("a frame has no atoms", {});
       return frames.length > 1 ? { structure: first, format: f.id, frames } : { structure: first, format: f.id };
     } catch (e) {
       const ours = isAtomStudioError(e);
+      // Over a limit: the file was understood, it is too big; another format would not fix that.
+      if (ours && LIMIT_CODES.has(e.code)) throw e;
       tried.push({
         format: f.id,
         reason: e instanceof Error ? e.message : String(e),

@@ -5,9 +5,9 @@
 import { isAtomStudioError } from "../errors.ts";
 import { fromDict, toDict } from "../pymatgen.ts";
 import type { Structure } from "../structure.ts";
-import { extensionOf, formatError, head, type StructureFormat } from "./util.ts";
+import { extensionOf, FrameBudget, formatError, head, type ReadLimits, type StructureFormat } from "./util.ts";
 
-export const readJson = (content: string): Structure[] => {
+export const readJson = (content: string, limits?: ReadLimits): Structure[] => {
   let raw: unknown;
   try {
     raw = JSON.parse(content);
@@ -16,6 +16,11 @@ export const readJson = (content: string): Structure[] => {
   }
   const list = Array.isArray(raw) ? raw : [raw];
   if (list.length === 0) throw formatError("JSON: an empty array holds no structure");
+  const budget = new FrameBudget(limits, "JSON");
+  for (const d of list) {
+    const sites = (d as { sites?: unknown } | null)?.sites;
+    budget.frame(Array.isArray(sites) ? sites.length : 0);
+  }
   return list.map((d, k) => {
     try {
       return fromDict(d);

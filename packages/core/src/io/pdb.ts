@@ -10,12 +10,14 @@ import { speciesOf } from "../pymatgen.ts";
 import { type SiteSpecies, Structure } from "../structure.ts";
 import {
   extensionOf,
+  FrameBudget,
   fmt,
   formatError,
   head,
   normalizeElement,
   orderedElements,
   parseNum,
+  type ReadLimits,
   type StructureFormat,
   scanNumbers,
   splitLines,
@@ -80,9 +82,10 @@ const readCryst1 = (line: string, where: string): Lattice | null => {
 
 const pdbBuf = [0, 0, 0];
 
-export const readPdb = (content: string): Structure[] => {
+export const readPdb = (content: string, limits?: ReadLimits): Structure[] => {
   const lines = splitLines(content);
   const frames: Structure[] = [];
+  const budget = new FrameBudget(limits, "PDB");
   let lattice: Lattice | null = null;
   let elements: string[] = [];
   let names: string[] = [];
@@ -90,6 +93,7 @@ export const readPdb = (content: string): Structure[] => {
   let cache: { key: string; species: SiteSpecies[]; labels: string[] } | null = null;
   const finish = (): void => {
     if (elements.length === 0) return;
+    budget.frame(elements.length);
     const key = `${elements.join(" ")}\u0000${names.join(" ")}`;
     if (!cache || cache.key !== key) cache = { key, species: elements.map((e) => speciesOf(e)), labels: names };
     frames.push(new Structure({ lattice, species: cache.species, cart: Float64Array.from(coords), labels: cache.labels }));

@@ -13,6 +13,7 @@ import { type SiteSpecies, Structure, speciesString } from "../structure.ts";
 import {
   baseName,
   extensionOf,
+  FrameBudget,
   fmt,
   formatError,
   head,
@@ -20,6 +21,7 @@ import {
   orderedElements,
   parseIntStrict,
   parseNum,
+  type ReadLimits,
   requireNum,
   type StructureFormat,
   scanNumbers,
@@ -161,11 +163,12 @@ const sitesOf = (elements: readonly string[]): { species: SiteSpecies[]; labels:
   return { species, labels: species.map(speciesString) };
 };
 
-export const readPoscar = (content: string): Structure => {
+export const readPoscar = (content: string, limits?: ReadLimits): Structure => {
   const lines = splitLines(content);
   const what = "POSCAR";
   const h = readHeader(lines, 0, what);
   const n = h.counts.reduce((a, b) => a + b, 0);
+  new FrameBudget(limits, what).frame(n);
   let i = h.next;
   let mode = tokens(lines[i])[0];
   if (mode === undefined)
@@ -268,9 +271,10 @@ const readVelocities = (lines: readonly string[], from: number, n: number): numb
   return out;
 };
 
-export const readXdatcar = (content: string): Structure[] => {
+export const readXdatcar = (content: string, limits?: ReadLimits): Structure[] => {
   const lines = splitLines(content);
   const what = "XDATCAR";
+  const budget = new FrameBudget(limits, what);
   const frames: Structure[] = [];
   let h: Header | null = null;
   let shared: { species: SiteSpecies[]; labels: string[]; props: Record<string, unknown>[] } | null = null;
@@ -287,6 +291,12 @@ export const readXdatcar = (content: string): Structure[] => {
       // A header: the first one, or a new cell in a variable-cell run.
       const nh = readHeader(lines, i, what);
       const nn = nh.counts.reduce((a, b) => a + b, 0);
+      budget.atoms(nn);
+      // The counts line may announce any number: never more atoms than the file has lines.
+      if (nn > lines.length - nh.next)
+        throw formatError(
+          `${what} is truncated: the counts promise ${nn} atoms, but only ${lines.length - nh.next} lines follow`,
+        );
       let elements: string[];
       if (nh.symbols) elements = expand(nh.symbols, nh.counts);
       else {
@@ -310,6 +320,7 @@ export const readXdatcar = (content: string): Structure[] => {
       if (frames.length > 0) break;
       throw formatError(`${what} is truncated: the first configuration has fewer than ${n} coordinate lines`);
     }
+    budget.frame(n);
     const cart = new Float64Array(3 * n);
     const m = h.lattice.matrix;
     const sc = h.cartScale;
@@ -434,7 +445,7 @@ export const poscarFormat: StructureFormat = {
     const c = looksLikePoscar(content);
     return c && /configuration=/i.test(head(content)) ? 0.3 : c;
   },
-  read: (content) => [readPoscar(content)],
+  read: (content, limits) => [readPoscar(content, limits)],
   write: writePoscar,
 };
 

@@ -17,11 +17,70 @@ export interface StructureFormat {
   readonly extensions: readonly string[];
   /** Confidence in [0, 1] that `content` (and `filename`, if given) is this format; 0 = surely not. */
   detect(content: string, filename?: string): number;
-  /** Every frame in the file; throws INVALID_FORMAT with the reason when unreadable. */
-  read(content: string): Structure[];
+  /**
+   * Every frame in the file; throws INVALID_FORMAT with the reason when unreadable, and
+   * TOO_MANY_ATOMS / TOO_MANY_FRAMES (see `ReadLimits`) before allocating past a limit.
+   */
+  read(content: string, limits?: ReadLimits): Structure[];
   write(s: Structure): string;
   /** Multi-frame formats can write a trajectory. */
   writeFrames?(frames: readonly Structure[]): string;
+}
+
+/**
+ * Caps on what reading a file may produce, checked by the readers before they allocate a frame
+ * (a few bytes of text can announce, or by CIF symmetry generate, far more atoms than they hold).
+ * Absent fields are unlimited: the studio reads the user's own files; the service passes its
+ * configured limits.
+ */
+export interface ReadLimits {
+  /** Atoms in one structure (one frame, one CIF block after symmetry expansion). */
+  maxAtoms?: number;
+  /** Frames (structures) in one file. */
+  maxFrames?: number;
+  /** Atoms across all frames of one file. */
+  maxTotalAtoms?: number;
+}
+
+/** Codes of the limit errors: parse entry points pass them through instead of trying another format. */
+export const LIMIT_CODES: ReadonlySet<string> = new Set(["TOO_MANY_ATOMS", "TOO_MANY_FRAMES", "TOO_MANY_SYMMETRY_OPERATIONS"]);
+
+export const tooManyAtoms = (message: string, details: Record<string, unknown>): AtomStudioError =>
+  new AtomStudioError("TOO_MANY_ATOMS", message, details);
+
+/** Counts frames and atoms as a reader produces them; throws before a limit is passed. */
+export class FrameBudget {
+  #frames = 0;
+  #atoms = 0;
+  constructor(
+    readonly limits: ReadLimits | undefined,
+    readonly what: string,
+  ) {}
+
+  /** Atoms of one structure, before it is allocated. */
+  atoms(n: number): void {
+    const max = this.limits?.maxAtoms;
+    if (max !== undefined && n > max)
+      throw tooManyAtoms(`${this.what}: a structure of ${n} atoms, more than the limit of ${max}`, { n_atoms: n, limit: max });
+  }
+
+  /** One more frame of `n` atoms, before it is allocated. */
+  frame(n: number): void {
+    this.atoms(n);
+    this.#frames++;
+    this.#atoms += n;
+    const { maxFrames, maxTotalAtoms } = this.limits ?? {};
+    if (maxFrames !== undefined && this.#frames > maxFrames)
+      throw new AtomStudioError("TOO_MANY_FRAMES", `${this.what}: more than ${maxFrames} frames, the limit`, {
+        limit: maxFrames,
+      });
+    if (maxTotalAtoms !== undefined && this.#atoms > maxTotalAtoms)
+      throw tooManyAtoms(`${this.what}: more than ${maxTotalAtoms} atoms in all frames together, the limit`, {
+        n_frames: this.#frames,
+        total_atoms: this.#atoms,
+        limit: maxTotalAtoms,
+      });
+  }
 }
 
 /** Readers throw this; the entry point collects the reasons of every format it tried. */

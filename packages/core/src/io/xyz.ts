@@ -11,6 +11,7 @@ import { speciesOf } from "../pymatgen.ts";
 import { type SiteSpecies, Structure, speciesString } from "../structure.ts";
 import {
   extensionOf,
+  FrameBudget,
   firstToken,
   fmt,
   formatError,
@@ -19,6 +20,7 @@ import {
   orderedElements,
   parseIntStrict,
   parseNum,
+  type ReadLimits,
   type StructureFormat,
   scanNumbers,
   splitLines,
@@ -42,8 +44,9 @@ interface Frame {
 const ATOM_LINE = /^\s*\S+\s+\S+\s+\S+\s+\S/;
 
 /** Frame boundaries; a last frame cut short is dropped when earlier ones are complete. */
-const frames = (lines: readonly string[], what: string): Frame[] => {
+const frames = (lines: readonly string[], what: string, limits?: ReadLimits): Frame[] => {
   const out: Frame[] = [];
+  const budget = new FrameBudget(limits, what);
   let i = 0;
   while (i < lines.length) {
     if ((lines[i] as string).trim() === "") {
@@ -66,6 +69,7 @@ const frames = (lines: readonly string[], what: string): Frame[] => {
         `${what} frame ${out.length + 1} (line ${i + 1}) announces ${n} atoms but ${available} atom lines follow${atEnd ? "" : ` (line ${start + available + 1} is not "element x y z")`}`,
       );
     }
+    budget.frame(n);
     out.push({ comment: lines[i + 1] ?? "", start, n });
     i = start + n;
   }
@@ -98,12 +102,12 @@ const readAtomLine = (line: string, where: string, elements: string[], cart: Flo
   cart[3 * k + 2] = xyzBuf[2] as number;
 };
 
-export const readXyz = (content: string): Structure[] => {
+export const readXyz = (content: string, limits?: ReadLimits): Structure[] => {
   const lines = splitLines(content);
   const what = "XYZ";
   const out: Structure[] = [];
   let cache: ReturnType<typeof sitesFor> | null = null;
-  for (const f of frames(lines, what)) {
+  for (const f of frames(lines, what, limits)) {
     const cart = new Float64Array(3 * f.n);
     const elements: string[] = new Array(f.n);
     for (let k = 0; k < f.n; k++)
@@ -183,13 +187,13 @@ const parseProperties = (spec: string): Column[] => {
   return cols;
 };
 
-export const readExtxyz = (content: string): Structure[] => {
+export const readExtxyz = (content: string, limits?: ReadLimits): Structure[] => {
   const lines = splitLines(content);
   const what = "extended XYZ";
   const out: Structure[] = [];
   let cache: ReturnType<typeof sitesFor> | null = null;
   let prevLattice: Lattice | null = null;
-  frames(lines, what).forEach((f, fi) => {
+  frames(lines, what, limits).forEach((f, fi) => {
     const kv = parseKeyValues(f.comment);
     const latticeV = getCI(kv, "lattice");
     const propsV = getCI(kv, "properties");

@@ -61,6 +61,25 @@ const TOL = 0.1;
 /** `Slab.is_symmetric` analyses with this symprec. */
 const SYMMETRIC_SYMPREC = 0.1;
 
+/**
+ * Largest |h|, |k|, |l| accepted. Vicinal surfaces studied in practice stay within it (Pt(997),
+ * Au(788), Si(557)); larger indices give oriented cells with thousands of planes, hence as many
+ * terminations, each a full slab to build and compare: Cu(19 17 13) ran for 50 s before any cap.
+ */
+export const MAX_MILLER_INDEX = 10;
+/**
+ * Largest `max_normal_search`. The search visits (2n+1)^3 vectors; pymatgen's documentation says
+ * a value up to the largest Miller index is usually enough, so the cap is the Miller cap.
+ */
+export const MAX_NORMAL_SEARCH = MAX_MILLER_INDEX;
+/**
+ * Atoms in all the slabs built before terminations are merged (one slab per termination, as
+ * pymatgen's `get_slabs` builds them). Each is under the 10,000-atom cap on its own, but a
+ * high-index oriented cell has a termination per plane: Cu(10 9 7) with max_normal_search 10 is
+ * 2,300 terminations of 9,200 atoms. Checked before any slab is built.
+ */
+export const MAX_SLAB_TOTAL_ATOMS = 500_000;
+
 const reduceVector = (v: readonly number[]): number[] => {
   const d = Math.abs(v.reduce((g, x) => gcd(g, x), 0));
   return v.map((x) => Math.trunc(x / d));
@@ -101,12 +120,19 @@ interface OrientedCell {
   primCache: Map<string, Cell>;
 }
 
-export const orientedUnitCell = (
-  bulk: Structure,
-  lattice: Lattice,
-  millerIn: readonly number[],
-  maxNormalSearch: number | null,
-): OrientedCell => {
+/** The oriented cell's geometry, known before any atom is placed (so its size can be checked first). */
+interface OrientedBasis {
+  /** Integer rows: the oriented cell in units of the bulk lattice. */
+  scale: Mat3;
+  miller: number[];
+  normal: Vec3;
+  /** How many bulk cells the oriented cell holds (|det scale|). */
+  nCells: number;
+  projHeight: number;
+  dhkl: number;
+}
+
+const orientedBasis = (lattice: Lattice, millerIn: readonly number[], maxNormalSearch: number | null): OrientedBasis => {
   const miller = reduceVector(millerIn);
   const m = lattice.matrix;
   const inv = lattice.inverse;
@@ -183,6 +209,21 @@ export const orientedUnitCell = (
   if (det3(scale) < 0) scale = scale.map((r) => r.map((x) => -x));
   scale = scale.map(reduceVector);
   const s = scale as Mat3;
+  const c = lattice.scaled(s).matrix[2];
+  const projHeight = Math.abs(normal[0] * c[0] + normal[1] * c[1] + normal[2] * c[2]);
+  return { scale: s, miller, normal, nCells: Math.round(Math.abs(det3(s))), projHeight, dhkl: 1 / recipNorm };
+};
+
+export const orientedUnitCell = (
+  bulk: Structure,
+  lattice: Lattice,
+  millerIn: readonly number[],
+  maxNormalSearch: number | null,
+  basis: OrientedBasis = orientedBasis(lattice, millerIn, maxNormalSearch),
+): OrientedCell => {
+  const { scale: s, miller, projHeight, dhkl } = basis;
+  // Checked before the lattice points are enumerated and the arrays allocated.
+  checkAtomLimit(bulk.length * basis.nCells, "The oriented unit cell");
 
   // The bulk re-expressed in the oriented cell, sites grouped by original site (pymatgen's
   // make_supercell order), coordinates wrapped into [0, 1).
@@ -191,7 +232,6 @@ export const orientedUnitCell = (
   const nm = newLattice.matrix;
   const ninv = newLattice.inverse;
   const n = bulk.length * points.length;
-  checkAtomLimit(n, "The oriented unit cell");
   const frac = new Float64Array(3 * n);
   const species: SiteSpecies[] = new Array(n);
   const labels: string[] = new Array(n);
@@ -213,9 +253,7 @@ export const orientedUnitCell = (
       k++;
     }
   }
-  const c = nm[2];
-  const projHeight = Math.abs(normal[0] * c[0] + normal[1] * c[1] + normal[2] * c[2]);
-  return { ouc: { m: nm, species, frac, labels, props }, miller, projHeight, dhkl: 1 / recipNorm, primCache: new Map() };
+  return { ouc: { m: nm, species, frac, labels, props }, miller, projHeight, dhkl, primCache: new Map() };
 };
 
 /** Circular mean of fractional coordinates, in [0, 1). */
@@ -553,32 +591,53 @@ export const generateSlabs = (bulk: Structure, opts: SlabOptions): Cell[] => {
   if (miller.length !== 3 || miller.some((h) => !Number.isInteger(h)))
     fail("INVALID_MILLER", `Miller indices must be 3 integers, got [${miller.join(", ")}]`, { miller });
   if (miller.every((h) => h === 0)) fail("INVALID_MILLER", "Miller indices must not all be zero", { miller });
+  if (miller.some((h) => Math.abs(h) > MAX_MILLER_INDEX))
+    fail(
+      "INVALID_MILLER",
+      `Miller indices must be between -${MAX_MILLER_INDEX} and ${MAX_MILLER_INDEX}, got [${miller.join(", ")}]`,
+      {
+        miller,
+        limit: MAX_MILLER_INDEX,
+      },
+    );
   const thickness = opts.thickness;
   if (!(Number.isFinite(thickness) && thickness > 0))
     fail("INVALID_THICKNESS", `thickness must be greater than 0, got ${thickness}`, { thickness });
   const vacuum = opts.vacuum ?? 15;
   if (!(Number.isFinite(vacuum) && vacuum >= 0)) fail("INVALID_VACUUM", `vacuum must be 0 or more, got ${vacuum}`, { vacuum });
   const maxNormal = opts.max_normal_search === undefined ? 1 : opts.max_normal_search;
-  if (maxNormal !== null && !(Number.isInteger(maxNormal) && maxNormal >= 0))
-    fail("INVALID_MAX_NORMAL_SEARCH", `max_normal_search must be an integer of 0 or more, got ${maxNormal}`, {
+  if (maxNormal !== null && !(Number.isInteger(maxNormal) && maxNormal >= 0 && maxNormal <= MAX_NORMAL_SEARCH))
+    fail("INVALID_MAX_NORMAL_SEARCH", `max_normal_search must be an integer from 0 to ${MAX_NORMAL_SEARCH}, got ${maxNormal}`, {
       max_normal_search: maxNormal,
+      limit: MAX_NORMAL_SEARCH,
     });
   if (bulk.length === 0) fail("INVALID_STRUCTURE", "A slab needs a structure with at least one site");
 
-  const oc = orientedUnitCell(bulk, lattice, miller, maxNormal);
+  // Sizes first, from the oriented cell's volume and the thickness: nothing is allocated for a
+  // slab over the cap.
+  const basis = orientedBasis(lattice, miller, maxNormal);
   const inPlanes = Number.isInteger(thickness);
-  const hpl = Math.round((oc.projHeight / oc.dhkl) * 1e8) / 1e8;
-  const nLayersSlab = Math.ceil(inPlanes ? thickness / hpl : thickness / oc.projHeight);
-  const nLayersVac = Math.ceil(vacuum / oc.projHeight);
-  checkAtomLimit(oc.ouc.species.length * nLayersSlab, "The slab");
+  const hpl = Math.round((basis.projHeight / basis.dhkl) * 1e8) / 1e8;
+  const nLayersSlab = Math.ceil(inPlanes ? thickness / hpl : thickness / basis.projHeight);
+  const nLayersVac = Math.ceil(vacuum / basis.projHeight);
+  const oucAtoms = bulk.length * basis.nCells;
+  checkAtomLimit(oucAtoms, "The oriented unit cell");
+  checkAtomLimit(oucAtoms * nLayersSlab, "The slab");
 
+  const oc = orientedUnitCell(bulk, lattice, miller, maxNormal, basis);
   const center = opts.center_slab ?? true;
   const primitive = opts.primitive ?? true;
   const zs: number[] = [];
   for (let i = 0; i < oc.ouc.species.length; i++) zs.push(oc.ouc.frac[3 * i + 2] as number);
-  const cells = terminationShifts(zs, oc.projHeight).map((shift) =>
-    buildSlab(oc, shift, nLayersSlab, nLayersVac, center, primitive),
-  );
+  const shifts = terminationShifts(zs, oc.projHeight);
+  const total = shifts.length * oucAtoms * nLayersSlab;
+  if (total > MAX_SLAB_TOTAL_ATOMS)
+    fail(
+      "TOO_MANY_ATOMS",
+      `This surface has ${shifts.length} terminations of ${oucAtoms * nLayersSlab} atoms each: ${total} atoms to build, more than the limit of ${MAX_SLAB_TOTAL_ATOMS} (use a lower Miller index or max_normal_search)`,
+      { n_terminations: shifts.length, n_atoms: oucAtoms * nLayersSlab, total_atoms: total, limit: MAX_SLAB_TOTAL_ATOMS },
+    );
+  const cells = shifts.map((shift) => buildSlab(oc, shift, nLayersSlab, nLayersVac, center, primitive));
   let finals = groupCells(cells).map((g) => cells[g[0] as number] as Cell);
   if (opts.symmetrize) {
     const sym = finals.flatMap((c) => symmetrizedSlabs(c, bulk.length));

@@ -72,7 +72,7 @@ export const buildApp = async (opts: AppOptions): Promise<{ app: FastifyInstance
       url: op.path,
       handler: async (req, reply) => {
         const raw = op.method === "GET" ? req.query : req.body;
-        const input = parseInput(op, raw);
+        const input = parseInput(op, raw, config);
         // A client that goes away before the answer aborts long work (optimizations).
         const abort = new AbortController();
         reply.raw.once("close", () => {

@@ -17,7 +17,7 @@ type RequestInfo = NonNullable<ServiceContext["request"]>;
 export const localInvoke =
   (ctx: ServiceContext, request: Omit<RequestInfo, "signal"> = { headers: {}, query: {} }): Invoke =>
   async (op, args, { signal }) =>
-    op.handler(parseInput(op, args), { ...ctx, request: { ...request, signal } });
+    op.handler(parseInput(op, args, ctx.config), { ...ctx, request: { ...request, signal } });
 
 export interface ServiceTarget {
   /** Base URL of a running service, e.g. http://127.0.0.1:8000 */
@@ -113,7 +113,11 @@ export const stdioInvoke = (ctx: Omit<ServiceContext, "services" | "request">, t
       },
     });
     try {
-      const result = await op.handler(parseInput(op, args), { ...ctx, services, request: { headers: {}, query: {}, signal } });
+      const result = await op.handler(parseInput(op, args, ctx.config), {
+        ...ctx,
+        services,
+        request: { headers: {}, query: {}, signal },
+      });
       return touched ? { forward: true as const } : { result };
     } catch (err) {
       if (touched) return { forward: true as const };

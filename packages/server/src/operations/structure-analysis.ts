@@ -1,19 +1,16 @@
-/** Surface slabs, structure analysis (symmetry, formulas, density) and standard cells. */
-import {
-  conventionalStandardStructure,
-  fail,
-  fromDict,
-  initSymmetry,
-  primitiveStandardStructure,
-  slab,
-  structureFormula,
-  structureInfo,
-  toDict,
-} from "atomstudio-core";
+/**
+ * Surface slabs, structure analysis (symmetry, formulas, density) and standard cells. The work
+ * runs in the compute pool (compute/README.md): off the event loop, with a deadline.
+ */
+import { fail, MAX_MILLER_INDEX, MAX_NORMAL_SEARCH, MAX_SLAB_TOTAL_ATOMS } from "atomstudio-core";
 import { z } from "zod";
+import { COMPUTE_ERRORS, compute } from "../compute/service.ts";
+import type { ServiceContext } from "../context.ts";
 import { defineOperation } from "../registry/operation.ts";
 import { StructureJSON, StructureResult } from "../registry/schemas.ts";
-import { StructureInfoResult } from "./viewer.ts";
+import { infoWithoutSymmetry, StructureInfoResult } from "./viewer.ts";
+
+const siteCount = (structure: Record<string, unknown>): number => (Array.isArray(structure.sites) ? structure.sites.length : 0);
 
 const Miller = z.array(z.number().int()).length(3).describe("Miller indices h, k, l");
 
@@ -40,32 +37,28 @@ const SlabResult = z.object({
   termination_index: z.number().int(),
 });
 
+const signalOf = (ctx: ServiceContext) => ({ signal: ctx.request?.signal });
+
 const slabErrors = [
-  { status: 400, code: "INVALID_MILLER", when: "Miller indices are all zero" },
+  { status: 400, code: "INVALID_MILLER", when: `Miller indices are all zero, or one is above ${MAX_MILLER_INDEX} in magnitude` },
+  {
+    status: 400,
+    code: "INVALID_MAX_NORMAL_SEARCH",
+    when: `max_normal_search is below 0 or above ${MAX_NORMAL_SEARCH}`,
+  },
   { status: 400, code: "MISSING_LATTICE", when: "the structure has no lattice" },
   { status: 400, code: "INVALID_THICKNESS", when: "thickness is 0 or less" },
   { status: 400, code: "INVALID_VACUUM", when: "vacuum is below 0" },
-  { status: 400, code: "TOO_MANY_ATOMS", when: "the slab would exceed 10000 atoms" },
+  {
+    status: 400,
+    code: "TOO_MANY_ATOMS",
+    when: `the slab (or its oriented cell) would exceed 10000 atoms, or all its terminations together ${MAX_SLAB_TOTAL_ATOMS}; checked before any is built`,
+  },
   { status: 400, code: "INVALID_TERMINATION", when: "termination_index out of range (the message gives the range)" },
+  ...COMPUTE_ERRORS,
 ];
 
-const slabHandler = async (req: z.output<typeof SlabRequest>) => {
-  // Symmetrization and the plane search use the symmetry tables (loaded once).
-  await initSymmetry();
-  const { structure, miller, ...opts } = req;
-  const r = slab(fromDict(structure), { miller, ...opts });
-  return {
-    structure: toDict(r.structure),
-    n_atoms: r.structure.length,
-    miller,
-    thickness_angstroms: r.thicknessAngstroms,
-    vacuum_angstroms: r.vacuumAngstroms,
-    formula: r.formula,
-    surface_area: r.surfaceArea,
-    n_terminations: r.nTerminations,
-    termination_index: r.terminationIndex,
-  };
-};
+const slabHandler = (req: z.output<typeof SlabRequest>, ctx: ServiceContext) => compute(ctx).run("slab", req, signalOf(ctx));
 
 export const slabOp = defineOperation({
   id: "slab",
@@ -99,10 +92,13 @@ export const infoOp = defineOperation({
   summary: "Formula, composition, lattice, symmetry (space group, crystal system, point group), sites and density",
   input: z.object({ structure: StructureJSON }),
   output: StructureInfoResult,
-  errors: [{ status: 400, code: "INVALID_STRUCTURE", when: "structure JSON cannot be parsed" }],
-  handler: async ({ structure }) => {
-    await initSymmetry();
-    return structureInfo(fromDict(structure));
+  description:
+    "symmetry is null for molecules and for structures of more than ATOMSTUDIO_SYMMETRY_MAX_ATOMS atoms (default 10000).",
+  errors: [{ status: 400, code: "INVALID_STRUCTURE", when: "structure JSON cannot be parsed" }, ...COMPUTE_ERRORS],
+  handler: async ({ structure }, ctx) => {
+    // Above the symmetry cap the summary is cheap (no symmetry search) and stays in process.
+    if (siteCount(structure) > ctx.config.symmetryMaxAtoms) return infoWithoutSymmetry(structure);
+    return compute(ctx).run("structureInfo", { structure }, signalOf(ctx));
   },
   mcp: "svc_analyze_structure",
   assistant: { name: "analyze_structure", inject: "structure", replacesStructure: false },
@@ -123,14 +119,18 @@ const standardCell = (kind: "conventional" | "primitive") =>
     errors: [
       { status: 400, code: "MISSING_LATTICE", when: "the structure has no lattice" },
       { status: 400, code: "INVALID_STRUCTURE", when: "structure JSON cannot be parsed" },
+      { status: 400, code: "TOO_MANY_ATOMS", when: "more atoms than ATOMSTUDIO_SYMMETRY_MAX_ATOMS (default 10000)" },
+      ...COMPUTE_ERRORS,
     ],
-    handler: async ({ structure }) => {
-      await initSymmetry();
-      const s = fromDict(structure);
-      if (!s.lattice) fail("MISSING_LATTICE", `A ${kind} cell needs a periodic structure; this is a molecule`);
-      const out = kind === "conventional" ? conventionalStandardStructure(s) : primitiveStandardStructure(s);
-      if (!out) return fail("INVALID_STRUCTURE", "No symmetry could be determined for this structure");
-      return { structure: toDict(out), n_atoms: out.length, formula: structureFormula(out), original_n_atoms: s.length };
+    handler: async ({ structure }, ctx) => {
+      const n = siteCount(structure);
+      const limit = ctx.config.symmetryMaxAtoms;
+      if (n > limit)
+        fail("TOO_MANY_ATOMS", `The symmetry search takes structures of up to ${limit} atoms; this one has ${n}`, {
+          n_atoms: n,
+          limit,
+        });
+      return compute(ctx).run("standardCell", { structure, kind }, signalOf(ctx));
     },
     mcp: `svc_${kind}_cell`,
     assistant: { name: `${kind}_cell`, inject: "structure", replacesStructure: true },

@@ -1,5 +1,5 @@
 /** Structure building: supercell, merge, and the legacy string-scaled supercell of `/api/build`. */
-import { fail, fromDict, merge, structureFormula, supercell, toDict } from "atomstudio-core";
+import { fail, fromDict, MAX_SCALING, merge, structureFormula, supercell, toDict } from "atomstudio-core";
 import { z } from "zod";
 import { defineOperation } from "../registry/operation.ts";
 import { StructureJSON, StructureResult, Vec3 } from "../registry/schemas.ts";
@@ -116,11 +116,28 @@ export const legacySupercellOp = defineOperation({
   errors: [
     { status: 400, code: "INVALID_SCALING", when: "malformed scaling string or a factor outside 1 to 10" },
     { status: 400, code: "MISSING_LATTICE", when: "a structure has no lattice" },
-    { status: 400, code: "TOO_MANY_ATOMS", when: "a result would exceed 10000 atoms" },
+    { status: 400, code: "TOO_MANY_ATOMS", when: "a result would exceed 10000 atoms, or all results ATOMSTUDIO_MAX_TOTAL_ATOMS" },
+    { status: 400, code: "TOO_MANY_STRUCTURES", when: "more structures than ATOMSTUDIO_MAX_STRUCTURES" },
   ],
-  handler: ({ structure, structures, scaling }) => {
+  handler: ({ structure, structures, scaling }, ctx) => {
     const factors = parseScalingString(scaling);
     const inputs = [...(structure ? [structure] : []), ...(structures ?? [])];
+    // The totals of the answer, from the inputs' sizes, before any supercell is built.
+    const { maxStructures, maxTotalAtoms } = ctx.config;
+    if (inputs.length > maxStructures)
+      fail("TOO_MANY_STRUCTURES", `At most ${maxStructures} structures at once, got ${inputs.length}`, {
+        n_structures: inputs.length,
+        limit: maxStructures,
+      });
+    const images = factors.every((f) => Number.isInteger(f) && f >= 1 && f <= MAX_SCALING)
+      ? factors[0] * factors[1] * factors[2]
+      : 1;
+    const total = inputs.reduce((n, d) => n + (Array.isArray(d.sites) ? d.sites.length : 0) * images, 0);
+    if (total > maxTotalAtoms)
+      fail("TOO_MANY_ATOMS", `The supercells would hold ${total} atoms together, more than the limit of ${maxTotalAtoms}`, {
+        total_atoms: total,
+        limit: maxTotalAtoms,
+      });
     const outs = inputs.map((d) => supercell(fromDict(d), factors));
     return {
       structures: outs.map(toDict),

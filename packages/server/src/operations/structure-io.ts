@@ -1,15 +1,14 @@
 /** Reading and writing structure files: `/api/structure/parse` and `/api/structure/export`. */
 import {
   fromDict,
-  initSymmetry,
-  parseStructureFile,
+  MAX_SYMMETRY_OPERATIONS,
   STRUCTURE_FORMATS,
   structureFormula,
-  toDict,
   writeStructureFile,
   writeStructureFrames,
 } from "atomstudio-core";
 import { z } from "zod";
+import { COMPUTE_ERRORS, compute } from "../compute/service.ts";
 import { defineOperation } from "../registry/operation.ts";
 import { StructureJSON } from "../registry/schemas.ts";
 
@@ -49,19 +48,31 @@ export const parseOp = defineOperation({
   }),
   errors: [
     { status: 400, code: "INVALID_FORMAT", when: "unknown or unreadable input; the message says which formats were tried" },
+    {
+      status: 400,
+      code: "TOO_MANY_ATOMS",
+      when: "a structure (a CIF after symmetry expansion included) over ATOMSTUDIO_MAX_ATOMS, or all frames over ATOMSTUDIO_MAX_TOTAL_ATOMS",
+    },
+    { status: 400, code: "TOO_MANY_FRAMES", when: "more frames than ATOMSTUDIO_MAX_FRAMES" },
+    {
+      status: 400,
+      code: "TOO_MANY_SYMMETRY_OPERATIONS",
+      when: `a CIF lists more than ${MAX_SYMMETRY_OPERATIONS} distinct symmetry operations`,
+    },
+    ...COMPUTE_ERRORS,
   ],
-  handler: async ({ content, filename, format }) => {
-    // CIFs that only name their space group need moyo's tables (loaded once).
-    await initSymmetry();
-    const parsed = parseStructureFile(content, { ...(filename ? { filename } : {}), ...(format ? { format } : {}) });
-    return {
-      structure: toDict(parsed.structure),
-      format: parsed.format,
-      n_atoms: parsed.structure.length,
-      formula: structureFormula(parsed.structure),
-      ...(parsed.frames ? { frames: parsed.frames.map(toDict) } : {}),
-    };
-  },
+  // Parsing (CIF symmetry expansion, long trajectories) runs in the compute pool, capped as it reads.
+  handler: ({ content, filename, format }, ctx) =>
+    compute(ctx).run(
+      "parse",
+      {
+        content,
+        ...(filename ? { filename } : {}),
+        ...(format ? { format } : {}),
+        limits: { maxAtoms: ctx.config.maxAtoms, maxFrames: ctx.config.maxFrames, maxTotalAtoms: ctx.config.maxTotalAtoms },
+      },
+      { signal: ctx.request?.signal },
+    ),
 });
 
 export const exportOp = defineOperation({

@@ -9,13 +9,13 @@ import {
   density,
   fail,
   fromDict,
-  initSymmetry,
   latticeDict,
-  type Structure,
+  Structure,
   type StructureInfoResult as StructureInfo,
   structureInfo,
 } from "atomstudio-core";
 import { z } from "zod";
+import { compute } from "../compute/service.ts";
 import type { ServiceContext } from "../context.ts";
 import { defineOperation } from "../registry/operation.ts";
 import { StructureJSON } from "../registry/schemas.ts";
@@ -159,7 +159,8 @@ export const StructureInfoResult = z.object({
 export const SYMMETRY_MAX_ATOMS = 10_000;
 
 /** structure-info with symmetry left out (null): the core's summary computed as for a molecule, then the lattice parts added. */
-const infoWithoutSymmetry = (s: Structure): StructureInfo => {
+export const infoWithoutSymmetry = (input: Structure | Record<string, unknown>): StructureInfo => {
+  const s = input instanceof Structure ? input : fromDict(input);
   const lattice = s.lattice;
   if (!lattice) return structureInfo(s);
   const info = structureInfo(s.with({ lattice: null }));
@@ -194,10 +195,11 @@ export const structureInfoOp = defineOperation({
     const dict = r?.structure;
     if (!dict || typeof dict !== "object" || !Array.isArray((dict as { sites?: unknown }).sites))
       throw new AtomStudioError("NO_STRUCTURE_LOADED", "The studio has no structure loaded", undefined, 404);
-    const s = fromDict(StructureJSON.parse(dict));
-    if (s.length > ctx.config.symmetryMaxAtoms) return infoWithoutSymmetry(s);
-    await initSymmetry();
-    return structureInfo(s);
+    const structure = StructureJSON.parse(dict);
+    const sites = (structure as { sites: unknown[] }).sites;
+    if (sites.length > ctx.config.symmetryMaxAtoms) return infoWithoutSymmetry(structure);
+    // The symmetry search runs in the compute pool (compute/README.md), off the event loop.
+    return compute(ctx).run("structureInfo", { structure }, { signal: ctx.request?.signal });
   },
   mcp: "svc_structure_info",
   assistant: { name: "get_structure_info", replacesStructure: false },

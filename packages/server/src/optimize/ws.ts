@@ -10,6 +10,7 @@ import type { FastifyInstance } from "fastify";
 import type { ServiceContext } from "../context.ts";
 import { errorResponse } from "../http/errors.ts";
 import { ensureWebSocket } from "../http/websocket.ts";
+import { checkInputLimits } from "../registry/validate.ts";
 import { OptimizeEnvelope, runOptimization } from "./service.ts";
 
 export const optimizeWsPlugin = async (app: FastifyInstance, ctx: ServiceContext): Promise<void> => {
@@ -55,6 +56,7 @@ export const optimizeWsPlugin = async (app: FastifyInstance, ctx: ServiceContext
         });
       cancelled = false;
       try {
+        checkInputLimits(parsed.data, ctx.config);
         const job = runOptimization(ctx, parsed.data, {
           onQueued: (position) => send({ type: "queued", position }),
           onEvent: (event, data) => {

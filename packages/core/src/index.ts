@@ -12,3 +12,4 @@ export * from "./ops/slab.ts";
 export * from "./pymatgen.ts";
 export * from "./structure.ts";
 export * from "./symmetry.ts";
+export * from "./forcefield/uff/index.ts";

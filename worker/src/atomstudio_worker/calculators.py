@@ -34,7 +34,9 @@ GFN0_WHY_NOT_OTHERS = (
     "tblite and dxtb implement GFN1/GFN2 only, and Debian's xtb program 6.5.1 aborts on `--gfn 0` "
     "for molecules in generate_wsc.f90"
 )
-UFF_REASON = ("a browser-side calculator in the interface (WebAssembly, no server); not served by the Python worker, and the studio does not include a UFF engine yet")
+UFF_REASON = ("UFF runs in the studio (in the browser, a Web Worker running atomstudio-core's UFF), not on "
+              "the server: pick UFF in the studio's Optimize panel, or ask the studio's assistant")
+UFF_ENGINE = "atomstudio-core UFF in the studio's Web Worker (molecules)"
 # Molecules given to models that need a cell (CHGNet, M3GNet) are put in a box whose images are
 # this far apart, well beyond their 5-6 Angstrom cutoffs, so the energy is the isolated molecule's.
 MOLECULE_BOX_PADDING = 20.0
@@ -159,6 +161,10 @@ def _engine(calc_id: str, params: dict[str, Any] | None = None) -> tuple[str | N
 
 def describe_calculator(calc_id: str) -> dict[str, Any]:
     spec = SPECS[calc_id]
+    if calc_id == "uff":
+        # Available wherever the studio runs; the worker itself never runs it (check_calculator).
+        return {"id": spec.id, "name": spec.name, "kind": spec.kind, "available": True, "status_message": None,
+                "engine": UFF_ENGINE, "supports_pbc": False, "elements": spec.elements, "runs_in": "browser"}
     engine, msg = _engine(calc_id)
     supports_pbc = spec.supports_pbc and engine != "xtb"
     return {
@@ -170,6 +176,7 @@ def describe_calculator(calc_id: str) -> dict[str, Any]:
         "engine": msg if engine else None,
         "supports_pbc": supports_pbc,
         "elements": spec.elements,
+        "runs_in": "server",
     }
 
 
@@ -243,6 +250,8 @@ def check_calculator(calc_id: str, params: dict[str, Any]) -> tuple[CalcSpec, st
     if calc_id not in SPECS:
         raise WorkerError("UNKNOWN_CALCULATOR", f"unknown calculator {calc_id!r}; known: {', '.join(SPECS)}")
     engine, msg = _engine(calc_id, params)
+    if calc_id == "uff":
+        raise WorkerError("CALCULATOR_UNAVAILABLE", UFF_REASON)
     if engine is None:
         raise WorkerError("CALCULATOR_UNAVAILABLE", f"{calc_id} is unavailable: {msg}")
     return SPECS[calc_id], engine

@@ -14,7 +14,7 @@ export const OptimizeEnvelope = z.object({
   structure: StructureJSON,
   calculator: z
     .string()
-    .describe("calculator id: emt, gfn2, gfn1, gfn0, gfnff, mace, chgnet, m3gnet (uff is browser-side and not served)"),
+    .describe("calculator id: emt, gfn2, gfn1, gfn0, gfnff, mace, chgnet, m3gnet (uff runs in the studio, not on the server)"),
   calculator_params: z.record(z.string(), z.unknown()).optional().describe("e.g. {model_path, device}"),
   optimizer: z.string().default("bfgs").describe("bfgs, tr_min, tr_ts or irc"),
   optimizer_params: z
@@ -70,8 +70,13 @@ export const configuredPool = (config: ServiceConfig, size = config.workers): Wo
 export const calculatorPool = (ctx: ServiceContext): WorkerPool =>
   ctx.services.calculatorPool ?? provide(ctx, "calculatorPool", configuredPool(ctx.config));
 
+/** UFF is computed by the studio (a Web Worker running atomstudio-core), never by the service. */
+export const UFF_RUNS_IN_STUDIO =
+  "UFF runs in the studio (in the browser, a Web Worker running atomstudio-core's UFF), not on the server: pick UFF in the studio's Optimize panel, or ask the studio's assistant";
+
 /** Validate the structure and frozen indices here, so a bad request never waits in the queue. */
 export const workerParams = (env: Pick<OptimizeEnvelope, "structure" | "frozen_atoms"> & Record<string, unknown>) => {
+  if (env.calculator === "uff") fail("CALCULATOR_UNAVAILABLE", UFF_RUNS_IN_STUDIO);
   const s = fromDict(env.structure);
   if (s.length === 0) fail("INVALID_STRUCTURE", "The structure has no atoms");
   if (env.frozen_atoms?.length) checkIndices(s, env.frozen_atoms, "frozen_atoms");

@@ -85,7 +85,7 @@ export const uffEnergy = (s: Structure, options: UffOptions = {}) => {
 
 /**
  * Relaxes a molecule with UFF, yielding one step per iteration (energy in eV, fmax in eV/Å);
- * frozen atoms never move. The last step's structure carries `properties.forces`.
+ * frozen atoms never move. The last step's structure carries per-site `forces` (eV/Å) in its site properties.
  */
 export function* relaxWithUff(
   s: Structure,
@@ -113,7 +113,7 @@ export function* relaxWithUff(
     field.energy(last.structure.cart, g);
     const forces = forcesFromGradient(g);
     for (const i of opts.frozen ?? []) forces[i] = [0, 0, 0];
-    last.structure = last.structure.with({ properties: { ...s.properties, forces } });
+    last.structure = last.structure.with({ siteProperties: s.siteProperties.map((p, i) => ({ ...p, forces: forces[i] })) });
   }
   return last;
 }

@@ -14,7 +14,9 @@ export const OptimizeEnvelope = z.object({
   structure: StructureJSON,
   calculator: z
     .string()
-    .describe("calculator id: emt, gfn2, gfn1, gfn0, gfnff, mace, chgnet, m3gnet (uff runs in the studio, not on the server)"),
+    .describe(
+      "calculator id: emt, gfn2, gfn1, gfn0, gfnff, mace, chgnet, m3gnet, or uff (molecules only; computed by the studio in the browser, refused by the HTTP API)",
+    ),
   calculator_params: z.record(z.string(), z.unknown()).optional().describe("e.g. {model_path, device}"),
   optimizer: z.string().default("bfgs").describe("bfgs, tr_min, tr_ts or irc"),
   optimizer_params: z

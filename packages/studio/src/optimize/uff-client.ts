@@ -2,9 +2,9 @@
  * Runs UFF in a Web Worker (uff-worker.ts) and reports the same messages the optimization
  * WebSocket sends, so the panel and the assistant treat browser and server calculators alike.
  */
-import type { UffStartMessage } from "./uff-worker.ts";
+import type { OptimizeMessage, UffRequest } from "./uff-run.ts";
 
-export type OptimizeMessage = { type: string; [k: string]: unknown };
+export type { OptimizeMessage, UffRequest } from "./uff-run.ts";
 
 export interface UffRun {
   /** Resolves with the final message: result, error or cancelled. */
@@ -13,7 +13,7 @@ export interface UffRun {
 }
 
 export const runUffInWorker = (
-  request: Omit<UffStartMessage, "action">,
+  request: UffRequest,
   onMessage: (m: OptimizeMessage) => void = () => {},
 ): UffRun => {
   const worker = new Worker(new URL("./uff-worker.ts", import.meta.url), { type: "module" });
@@ -38,7 +38,7 @@ export const runUffInWorker = (
     onMessage(m);
     settle(m);
   };
-  worker.postMessage({ action: "start", ...request } satisfies UffStartMessage);
+  worker.postMessage(request);
   return {
     done,
     cancel: () => {

@@ -28,7 +28,8 @@ interface StepMsg {
   step: number;
   energy: number;
   fmax: number;
-  structure: unknown;
+  /** Absent on steps whose coordinates were not sent (the browser's UFF sends them at most every 50 ms). */
+  structure?: unknown;
   converged: boolean;
 }
 
@@ -195,9 +196,19 @@ export const mountOptimizePanel = (el: HTMLElement, studio: Studio): void => {
         show(pending);
       }, wait);
     };
+    let drawTimer: ReturnType<typeof setTimeout> | null = null;
+    const drawSoon = () => {
+      drawTimer ??= setTimeout(() => {
+        drawTimer = null;
+        drawChart(chart, energies, fmaxes, threshold);
+      }, SHOW_INTERVAL_MS / 2);
+    };
     const flush = () => {
       if (timer) clearTimeout(timer);
       timer = null;
+      if (drawTimer) clearTimeout(drawTimer);
+      drawTimer = null;
+      drawChart(chart, energies, fmaxes, threshold);
     };
     const handle = (m: OptimizeMessage) => {
       if (m.type === "queued") say(`Waiting for a calculator worker (position ${m.position})`);
@@ -205,9 +216,11 @@ export const mountOptimizePanel = (el: HTMLElement, studio: Studio): void => {
         const s = m as unknown as StepMsg;
         energies.push(s.energy);
         fmaxes.push(s.fmax);
-        drawChart(chart, energies, fmaxes, threshold);
-        if (energies.length === 1) show(s.structure);
-        else showSoon(s.structure);
+        drawSoon();
+        if (s.structure) {
+          if (energies.length === 1) show(s.structure);
+          else showSoon(s.structure);
+        }
         el.dataset.steps = String(energies.length);
         say(`step ${s.step}: E = ${s.energy.toFixed(5)} eV, fmax = ${s.fmax.toExponential(2)} eV/Å`);
       } else if (m.type === "result" || m.type === "cancelled") {
@@ -216,6 +229,7 @@ export const mountOptimizePanel = (el: HTMLElement, studio: Studio): void => {
         else if (pending) show(pending);
         el.dataset.result = m.type === "result" ? (m.converged ? "converged" : "not-converged") : "cancelled";
         if (m.type === "result") el.dataset.energy = String(m.energy);
+        if (m.type === "result" && typeof m.compute_seconds === "number") el.dataset.computeSeconds = String(m.compute_seconds);
         say(
           m.type === "cancelled"
             ? "Cancelled"

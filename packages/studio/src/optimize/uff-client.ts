@@ -12,10 +12,7 @@ export interface UffRun {
   cancel(): void;
 }
 
-export const runUffInWorker = (
-  request: UffRequest,
-  onMessage: (m: OptimizeMessage) => void = () => {},
-): UffRun => {
+export const runUffInWorker = (request: UffRequest, onMessage: (m: OptimizeMessage) => void = () => {}): UffRun => {
   const worker = new Worker(new URL("./uff-worker.ts", import.meta.url), { type: "module" });
   let lastStructure: unknown = null;
   let finished = false;
@@ -28,10 +25,13 @@ export const runUffInWorker = (
     };
   });
   worker.onmessage = (ev: MessageEvent<OptimizeMessage>) => {
-    const m = ev.data;
-    if (m.type === "step") lastStructure = m.structure;
-    onMessage(m);
-    if (m.type === "result" || m.type === "error") settle(m);
+    const messages = ev.data.type === "batch" ? (ev.data.messages as OptimizeMessage[]) : [ev.data];
+    for (const m of messages) {
+      if (finished) return;
+      if (m.type === "step" && m.structure) lastStructure = m.structure;
+      onMessage(m);
+      if (m.type === "result" || m.type === "error") settle(m);
+    }
   };
   worker.onerror = (ev) => {
     const m = { type: "error", code: "UFF_FAILED", error: ev.message || "the UFF worker failed" };

@@ -53,7 +53,8 @@ def test_calculators_listing(worker):
     emt = res["calculators"][0]
     assert emt["available"] and "Cu" in emt["elements"] and "Fe" not in emt["elements"]
     uff = next(c for c in res["calculators"] if c["id"] == "uff")
-    assert uff["available"] is False and "browser" in uff["status_message"]
+    assert uff["available"] is True and uff["runs_in"] == "browser" and uff["supports_pbc"] is False
+    assert {c["runs_in"] for c in res["calculators"] if c["id"] != "uff"} == {"server"}
     opts = {o["id"]: o for o in res["optimizers"]}
     assert set(opts) == {"bfgs", "tr_min", "tr_ts", "irc"}
     assert opts["bfgs"]["available"] is True
@@ -230,6 +231,8 @@ def test_errors_before_any_work(worker, params, code):
     assert reply["error"]["message"]
     if code == "UNSUPPORTED_ELEMENTS":
         assert reply["error"]["details"]["unsupported"] in (["Fe"], ["Li"])
+    if params["calculator"] == "uff":
+        assert "runs in the studio" in reply["error"]["message"]
 
 
 def test_periodic_structure_refused_by_molecule_only_engine(worker):

@@ -2,6 +2,7 @@ export * from "./analysis.ts";
 export * from "./composition.ts";
 export * from "./elements.ts";
 export * from "./errors.ts";
+export * from "./forcefield/uff/index.ts";
 export * from "./info.ts";
 export * from "./io/index.ts";
 export * from "./lattice.ts";

@@ -62,7 +62,7 @@ describe("calculator listing", () => {
   it("lists every calculator of the interface with real availability", async () => {
     const res = await fetch(`${base}/api/optimize/calculators`);
     const body = (await res.json()) as {
-      calculators: Array<{ id: string; available: boolean; status_message: string | null }>;
+      calculators: Array<{ id: string; available: boolean; status_message: string | null; runs_in?: string }>;
       optimizers: Array<{ id: string; available: boolean }>;
     };
     expect(body.calculators.map((c) => c.id).sort()).toEqual([
@@ -78,7 +78,7 @@ describe("calculator listing", () => {
     ]);
     const byId = Object.fromEntries(body.calculators.map((c) => [c.id, c]));
     expect(byId.emt?.available).toBe(true);
-    expect(byId.uff?.available).toBe(false);
+    expect(byId.uff).toMatchObject({ available: true, runs_in: "browser", supports_pbc: false });
     for (const c of body.calculators) if (!c.available) expect(c.status_message).toBeTruthy();
     expect(body.optimizers.find((o) => o.id === "bfgs")?.available).toBe(true);
   });

@@ -36,7 +36,9 @@ GFN0_WHY_NOT_OTHERS = (
     "tblite and dxtb implement GFN1/GFN2 only, and Debian's xtb program 6.5.1 aborts on `--gfn 0` "
     "for molecules in generate_wsc.f90"
 )
-UFF_REASON = ("a browser-side calculator in the interface (WebAssembly, no server); not served by the Python worker, and the studio does not include a UFF engine yet")
+UFF_REASON = ("UFF runs in the studio (in the browser, a Web Worker running atomstudio-core's UFF), not on "
+              "the server: pick UFF in the studio's Optimize panel, or ask the studio's assistant")
+UFF_ENGINE = "atomstudio-core UFF in the studio's Web Worker (molecules)"
 # Molecules given to models that need a cell (CHGNet, M3GNet) are put in a box whose images are
 # this far apart, well beyond their 5-6 Angstrom cutoffs, so the energy is the isolated molecule's.
 MOLECULE_BOX_PADDING = 20.0
@@ -148,6 +150,11 @@ def _engine(calc_id: str, params: dict[str, Any] | None = None) -> tuple[str | N
 
 def describe_calculator(calc_id: str) -> dict[str, Any]:
     spec = SPECS[calc_id]
+    if calc_id == "uff":
+        # Available wherever the studio runs; the worker itself never runs it (check_calculator).
+        return {"id": spec.id, "name": spec.name, "kind": spec.kind, "available": True, "status_message": None,
+                "engine": UFF_ENGINE, "supports_pbc": False, "elements": spec.elements, "models": None,
+                "runs_in": "browser"}
     engine, msg = _engine(calc_id)
     supports_pbc = spec.supports_pbc and engine != "xtb"
     return {
@@ -160,6 +167,7 @@ def describe_calculator(calc_id: str) -> dict[str, Any]:
         "supports_pbc": supports_pbc,
         "elements": spec.elements,
         "models": M.listing(calc_id),
+        "runs_in": "server",
     }
 
 
@@ -236,6 +244,8 @@ def check_calculator(calc_id: str, params: dict[str, Any]) -> tuple[CalcSpec, st
     if "model_path" in params:  # refused for every calculator: callers never name files on the server
         M.resolve(calc_id, params)
     engine, msg = _engine(calc_id, params)
+    if calc_id == "uff":
+        raise WorkerError("CALCULATOR_UNAVAILABLE", UFF_REASON)
     if engine is None:
         raise WorkerError("CALCULATOR_UNAVAILABLE", f"{calc_id} is unavailable: {msg}")
     model = M.resolve(calc_id, params) if calc_id in M.MODEL_CALCULATORS else None

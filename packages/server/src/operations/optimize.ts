@@ -57,6 +57,7 @@ const CalculatorInfo = z.object({
     .nullable()
     .optional()
     .describe("ML potentials: the server's models, by id (calculator_params.model); null for the others"),
+  runs_in: z.enum(["server", "browser"]).optional().describe("browser: computed by the studio (UFF), never by the service"),
 });
 
 export const calculatorsOp = defineOperation({
@@ -79,15 +80,23 @@ export const calculatorsOp = defineOperation({
       const ids = ["emt", "gfn2", "gfn1", "gfn0", "gfnff", "mace", "chgnet", "m3gnet"];
       return {
         calculators: [
-          ...ids.map((id) => ({ id, name: id, kind: "server", available: false, status_message: reason, supports_pbc: false })),
+          ...ids.map((id) => ({
+            id,
+            name: id,
+            kind: "server",
+            available: false,
+            status_message: reason,
+            supports_pbc: false,
+            runs_in: "server" as const,
+          })),
           {
             id: "uff",
-            name: "Universal force field",
-            kind: "browser",
-            available: false,
-            status_message:
-              "a browser-side calculator in the interface (WebAssembly, no server); not served by the Python worker, and the studio does not include a UFF engine yet",
+            name: "UFF (universal force field)",
+            kind: "force field",
+            available: true,
+            status_message: null,
             supports_pbc: false,
+            runs_in: "browser" as const,
           },
         ],
         optimizers: ["bfgs", "tr_min", "tr_ts", "irc"].map((id) => ({ id, available: false, status_message: reason })),

@@ -18,7 +18,9 @@ export const OptimizeEnvelope = z.object({
   structure: StructureJSON,
   calculator: z
     .string()
-    .describe("calculator id: emt, gfn2, gfn1, gfn0, gfnff, mace, chgnet, m3gnet (uff is browser-side and not served)"),
+    .describe(
+      "calculator id: emt, gfn2, gfn1, gfn0, gfnff, mace, chgnet, m3gnet, or uff (molecules only; computed by the studio in the browser, refused by the HTTP API)",
+    ),
   calculator_params: z
     .record(z.string(), z.unknown())
     .optional()
@@ -184,8 +186,13 @@ export const checkEnvelope = (env: OptimizeEnvelope, config: ServiceConfig): voi
   refuseFilePaths(env.calculator_params);
 };
 
+/** UFF is computed by the studio (a Web Worker running atomstudio-core), never by the service. */
+export const UFF_RUNS_IN_STUDIO =
+  "UFF runs in the studio (in the browser, a Web Worker running atomstudio-core's UFF), not on the server: pick UFF in the studio's Optimize panel, or ask the studio's assistant";
+
 /** Validate the structure and frozen indices here, so a bad request never waits in the queue. */
 export const workerParams = (env: Pick<OptimizeEnvelope, "structure" | "frozen_atoms"> & Record<string, unknown>) => {
+  if (env.calculator === "uff") fail("CALCULATOR_UNAVAILABLE", UFF_RUNS_IN_STUDIO);
   refuseFilePaths(env.calculator_params as Record<string, unknown> | undefined);
   const s = fromDict(env.structure);
   if (s.length === 0) fail("INVALID_STRUCTURE", "The structure has no atoms");

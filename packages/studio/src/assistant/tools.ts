@@ -5,6 +5,7 @@
  */
 // Type only (erased from the bundle): the wire shape of GET /api/tools is declared once, by the registry.
 import type { AssistantToolDefinition } from "../../../server/src/registry/tools.ts";
+import { type OptimizeMessage, runUffInWorker, type UffRequest } from "../optimize/uff-client.ts";
 import type { StudioApi } from "../studio.ts";
 import type { Fetcher } from "./stream.ts";
 
@@ -57,12 +58,39 @@ const summarize = (body: Record<string, unknown>): Record<string, unknown> => {
   return out;
 };
 
+/** A relaxation the studio computes itself: the same request and final message as the optimization WebSocket. */
+export type LocalOptimizer = (request: UffRequest) => Promise<OptimizeMessage>;
+
+/** Calculators the service lists as `runs_in: "browser"`, by id: UFF in a Web Worker. */
+export const BROWSER_CALCULATORS: Record<string, LocalOptimizer> = {
+  uff: (request) => runUffInWorker(request).done,
+};
+
+/** optimize_structure with a browser calculator runs here; the service would refuse it. */
+const runLocally = async (input: Record<string, unknown>, run: LocalOptimizer, api: StudioApi): Promise<ToolOutcome> => {
+  const current = api.getStructure();
+  if (!current) return { content: "Error: no structure is loaded in the studio", ok: false };
+  const final = await run({
+    structure: current,
+    fmax: typeof input.fmax === "number" ? input.fmax : 0.05,
+    max_steps: typeof input.max_steps === "number" ? input.max_steps : 200,
+    frozen_atoms: Array.isArray(input.frozen_atoms) ? (input.frozen_atoms as number[]) : [],
+    optimize_cell: input.optimize_cell === true,
+  });
+  if (final.type !== "result")
+    return { content: `Error: ${String(final.code ?? final.type)}: ${String(final.error ?? "")}`, ok: false };
+  api.setStructure(final.structure, { keepView: true });
+  const { type: _type, ...result } = final;
+  return { content: JSON.stringify(summarize({ ...result, computed_in: "browser" })), ok: true, changedStructure: true };
+};
+
 export const executeTool = async (
   tools: ToolSet,
   name: string,
   input: Record<string, unknown>,
   api: StudioApi,
   fetcher: Fetcher,
+  browserCalculators: Record<string, LocalOptimizer> = BROWSER_CALCULATORS,
 ): Promise<ToolOutcome> => {
   if (tools.viewer.has(name)) {
     try {
@@ -74,6 +102,8 @@ export const executeTool = async (
   }
   const tool = tools.server.get(name);
   if (!tool) return { content: `Error: unknown tool ${name}`, ok: false };
+  const local = typeof input.calculator === "string" ? browserCalculators[input.calculator] : undefined;
+  if (local && tool.endpoint.path === "/api/optimize/structure") return runLocally(input, local, api);
   const body: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(input)) body[tool.rename?.[k] ?? k] = v;
   if (tool.inject) {

@@ -8,12 +8,15 @@ import { fromDict } from "atomstudio-core";
 import { storedToken } from "../auth.ts";
 import type { Studio } from "../studio.ts";
 import "./optimize.css";
+import { type OptimizeMessage, runUffInWorker } from "./uff-client.ts";
 
 interface CalculatorInfo {
   id: string;
   name: string;
   available: boolean;
   status_message: string | null;
+  /** "browser": computed by the studio itself (UFF in a Web Worker), never by the service. */
+  runs_in?: "server" | "browser";
 }
 interface OptimizerInfo {
   id: string;
@@ -25,7 +28,8 @@ interface StepMsg {
   step: number;
   energy: number;
   fmax: number;
-  structure: unknown;
+  /** Absent on steps whose coordinates were not sent (the browser's UFF sends them at most every 50 ms). */
+  structure?: unknown;
   converged: boolean;
 }
 
@@ -85,6 +89,8 @@ const drawChart = (canvas: HTMLCanvasElement, energy: number[], fmax: number[], 
   }
 };
 
+const SHOW_INTERVAL_MS = 100;
+
 export const mountOptimizePanel = (el: HTMLElement, studio: Studio): void => {
   el.classList.add("optimize-panel");
   const calc = h("select", { id: "opt-calculator", title: "calculator" });
@@ -131,10 +137,12 @@ export const mountOptimizePanel = (el: HTMLElement, studio: Studio): void => {
     info.classList.toggle("error", error);
   };
 
+  const browserSide = new Set<string>();
   void fetch("/api/optimize/calculators", { headers: authHeaders() })
     .then((r) => r.json() as Promise<{ calculators: CalculatorInfo[]; optimizers: OptimizerInfo[] }>)
     .then(({ calculators, optimizers }) => {
       for (const c of calculators) {
+        if (c.runs_in === "browser") browserSide.add(c.id);
         const o = h(
           "option",
           { value: c.id, ...(c.available ? {} : { disabled: "", title: c.status_message ?? "" }) },
@@ -154,6 +162,7 @@ export const mountOptimizePanel = (el: HTMLElement, studio: Studio): void => {
     .catch((e: Error) => say(`Could not list calculators: ${e.message}`, true));
 
   let socket: WebSocket | null = null;
+  let browserRun: { cancel(): void } | null = null;
   const setRunning = (on: boolean) => {
     run.disabled = on;
     cancel.disabled = !on;
@@ -172,12 +181,92 @@ export const mountOptimizePanel = (el: HTMLElement, studio: Studio): void => {
       studio.store.set(fromDict(dict), { record: !recorded, keepView: true });
       recorded = true;
     };
+    // Steps can arrive faster than the viewer redraws (the browser's UFF): the chart takes every
+    // step, the structure is redrawn at most every SHOW_INTERVAL_MS, and the final one always.
+    let pending: unknown = null;
+    let timer: ReturnType<typeof setTimeout> | null = null;
+    let shownAt = 0;
+    const showSoon = (dict: unknown) => {
+      pending = dict;
+      if (timer) return;
+      const wait = Math.max(0, shownAt + SHOW_INTERVAL_MS - performance.now());
+      timer = setTimeout(() => {
+        timer = null;
+        shownAt = performance.now();
+        show(pending);
+      }, wait);
+    };
+    let drawTimer: ReturnType<typeof setTimeout> | null = null;
+    const drawSoon = () => {
+      drawTimer ??= setTimeout(() => {
+        drawTimer = null;
+        drawChart(chart, energies, fmaxes, threshold);
+      }, SHOW_INTERVAL_MS / 2);
+    };
+    const flush = () => {
+      if (timer) clearTimeout(timer);
+      timer = null;
+      if (drawTimer) clearTimeout(drawTimer);
+      drawTimer = null;
+      drawChart(chart, energies, fmaxes, threshold);
+    };
+    const handle = (m: OptimizeMessage) => {
+      if (m.type === "queued") say(`Waiting for a calculator worker (position ${m.position})`);
+      else if (m.type === "step") {
+        const s = m as unknown as StepMsg;
+        energies.push(s.energy);
+        fmaxes.push(s.fmax);
+        drawSoon();
+        if (s.structure) {
+          if (energies.length === 1) show(s.structure);
+          else showSoon(s.structure);
+        }
+        el.dataset.steps = String(energies.length);
+        say(`step ${s.step}: E = ${s.energy.toFixed(5)} eV, fmax = ${s.fmax.toExponential(2)} eV/Å`);
+      } else if (m.type === "result" || m.type === "cancelled") {
+        flush();
+        if (m.structure) show(m.structure);
+        else if (pending) show(pending);
+        el.dataset.result = m.type === "result" ? (m.converged ? "converged" : "not-converged") : "cancelled";
+        if (m.type === "result") el.dataset.energy = String(m.energy);
+        if (m.type === "result" && typeof m.compute_seconds === "number") el.dataset.computeSeconds = String(m.compute_seconds);
+        say(
+          m.type === "cancelled"
+            ? "Cancelled"
+            : `${m.converged ? "Converged" : "Not converged"} after ${m.steps} steps: E = ${(m.energy as number).toFixed(5)} eV, fmax = ${(m.fmax as number).toExponential(2)} eV/Å`,
+        );
+        if (m.type === "result") void studio.api.viewerTools.toggle_force_vectors?.({ visible: true });
+        socket?.close();
+      } else if (m.type === "error") {
+        flush();
+        el.dataset.result = "error";
+        say(`${m.code}: ${m.error}`, true);
+        socket?.close();
+      }
+    };
+    el.dataset.result = "";
+    el.dataset.energy = "";
+    const frozen = freeze.checked ? studio.api.getSelection().selected_indices : [];
+    if (browserSide.has(calc.value)) {
+      // UFF: computed here, in a Web Worker, with the same messages as the service's WebSocket.
+      setRunning(true);
+      say("Starting UFF in the browser…");
+      const runHere = runUffInWorker(
+        { structure: start, fmax: threshold, max_steps: Number(steps.value), frozen_atoms: frozen, optimize_cell: cell.checked },
+        handle,
+      );
+      browserRun = runHere;
+      void runHere.done.then(() => {
+        browserRun = null;
+        setRunning(false);
+      });
+      return;
+    }
     const token = storedToken();
     socket = new WebSocket(
       `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/api/optimize/ws${token ? `?token=${encodeURIComponent(token)}` : ""}`,
     );
     setRunning(true);
-    el.dataset.result = "";
     say("Starting…");
     socket.onopen = () =>
       socket?.send(
@@ -189,38 +278,15 @@ export const mountOptimizePanel = (el: HTMLElement, studio: Studio): void => {
           fmax: threshold,
           max_steps: Number(steps.value),
           optimize_cell: cell.checked,
-          frozen_atoms: freeze.checked ? studio.api.getSelection().selected_indices : [],
+          frozen_atoms: frozen,
         }),
       );
-    socket.onmessage = (ev) => {
-      const m = JSON.parse(String(ev.data)) as { type: string; [k: string]: unknown };
-      if (m.type === "queued") say(`Waiting for a calculator worker (position ${m.position})`);
-      else if (m.type === "step") {
-        const s = m as unknown as StepMsg;
-        energies.push(s.energy);
-        fmaxes.push(s.fmax);
-        drawChart(chart, energies, fmaxes, threshold);
-        show(s.structure);
-        el.dataset.steps = String(energies.length);
-        say(`step ${s.step}: E = ${s.energy.toFixed(5)} eV, fmax = ${s.fmax.toExponential(2)} eV/Å`);
-      } else if (m.type === "result" || m.type === "cancelled") {
-        if (m.structure) show(m.structure);
-        el.dataset.result = m.type === "result" ? (m.converged ? "converged" : "not-converged") : "cancelled";
-        say(
-          m.type === "cancelled"
-            ? "Cancelled"
-            : `${m.converged ? "Converged" : "Not converged"} after ${m.steps} steps: E = ${(m.energy as number).toFixed(5)} eV, fmax = ${(m.fmax as number).toExponential(2)} eV/Å`,
-        );
-        if (m.type === "result") void studio.api.viewerTools.toggle_force_vectors?.({ visible: true });
-        socket?.close();
-      } else if (m.type === "error") {
-        el.dataset.result = "error";
-        say(`${m.code}: ${m.error}`, true);
-        socket?.close();
-      }
-    };
+    socket.onmessage = (ev) => handle(JSON.parse(String(ev.data)) as OptimizeMessage);
     socket.onclose = () => setRunning(false);
     socket.onerror = () => say("Connection to the service lost", true);
   };
-  cancel.onclick = () => socket?.send(JSON.stringify({ action: "cancel" }));
+  cancel.onclick = () => {
+    if (browserRun) browserRun.cancel();
+    else socket?.send(JSON.stringify({ action: "cancel" }));
+  };
 };

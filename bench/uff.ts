@@ -1,0 +1,112 @@
+/**
+ * UFF in the studio against RDKit's UFF (native C++), on the same 100-atom molecule from the same
+ * start, in the same run (run: `node --import tsx bench/uff.ts [--repeat 5]`).
+ *
+ * The molecule is the pentapeptide Tyr-Phe-Leu-Lys-Val (100 atoms with hydrogens), embedded by
+ * RDKit and displaced at random (seeded). RDKit relaxes it with its BFGS at its default tolerances
+ * (field set-up and minimisation timed in-process); the largest per-atom gradient it stops at
+ * becomes the studio's fmax, so both stop equally close to the minimum. The studio figure is the
+ * Optimize panel's wall time in headless Chromium, from the Relax click to the result shown: Web
+ * Worker start, typing, every step posted and the structure redrawn as it moves.
+ */
+import { runPython } from "atomstudio-testkit";
+import { KCAL_PER_MOL_IN_EV } from "../packages/core/src/forcefield/uff/index.ts";
+import { ensureStudioBuilt, hasChromium, launchBrowser, openStudio, startService } from "../packages/studio/test/support.ts";
+
+const repeat = Number(process.argv[process.argv.indexOf("--repeat") + 1]) || 5;
+if (!hasChromium) throw new Error("the UFF benchmark needs Chromium (scripts/setup-system)");
+
+const RDKIT = `
+import json, sys, time
+import numpy as np
+from rdkit import Chem, RDLogger
+from rdkit.Chem import AllChem, rdForceFieldHelpers
+RDLogger.DisableLog("rdApp.*")
+req = json.load(sys.stdin)
+mol = Chem.AddHs(Chem.MolFromSmiles(req["smiles"]))
+AllChem.EmbedMolecule(mol, randomSeed=3)
+start = np.array(mol.GetConformer().GetPositions()) + np.random.default_rng(3).normal(scale=0.1, size=(mol.GetNumAtoms(), 3))
+times = []
+for _ in range(req["repeat"]):
+    m = Chem.Mol(mol)
+    conf = m.GetConformer()
+    for i, p in enumerate(start):
+        conf.SetAtomPosition(i, p.tolist())
+    t = time.perf_counter()
+    ff = rdForceFieldHelpers.UFFGetMoleculeForceField(m)
+    ff.Initialize()
+    left = ff.Minimize(maxIts=100000)
+    times.append(time.perf_counter() - t)
+g = np.array(ff.CalcGrad()).reshape(-1, 3)
+xyz = f"{m.GetNumAtoms()}\\nTyr-Phe-Leu-Lys-Val\\n" + "".join(
+    f"{a.GetSymbol()} {p[0]:.10f} {p[1]:.10f} {p[2]:.10f}\\n" for a, p in zip(m.GetAtoms(), start))
+print(json.dumps({"xyz": xyz, "n": m.GetNumAtoms(), "seconds": times, "converged": left == 0,
+                  "energy": ff.CalcEnergy(), "gmax": float(np.linalg.norm(g, axis=1).max())}))
+`;
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+
+const rdkit = await runPython<{ xyz: string; n: number; seconds: number[]; converged: boolean; energy: number; gmax: number }>(
+  RDKIT,
+  {
+    smiles: "CC(C)C[C@H](NC(=O)[C@@H](Cc1ccccc1)NC(=O)[C@@H](N)Cc1ccc(O)cc1)C(=O)N[C@@H](CCCCN)C(=O)N[C@@H](C(C)C)C(=O)O",
+    repeat,
+  },
+  { timeoutMs: 600_000 },
+);
+const fmax = rdkit.gmax * KCAL_PER_MOL_IN_EV;
+
+await ensureStudioBuilt();
+const svc = await startService();
+const browser = await launchBrowser();
+const page = await openStudio(browser, svc.url, { width: 1280, height: 800 });
+await page.waitForFunction(() => !!document.querySelector("#opt-calculator option[value=uff]:not([disabled])"));
+await page.selectOption("#opt-calculator", "uff");
+await page.fill("#opt-fmax", String(fmax));
+await page.fill("#opt-steps", "100000");
+
+const studio: { seconds: number; compute: number; steps: number; energy: number; result: string }[] = [];
+for (let r = 0; r < repeat; r++) {
+  await page.setInputFiles("#file-input", { name: "peptide.xyz", mimeType: "text/plain", buffer: Buffer.from(rdkit.xyz) });
+  await page.waitForFunction((n) => window.atomstudio?.getStructure()?.sites?.length === n, rdkit.n);
+  studio.push(
+    await page.evaluate(
+      () =>
+        new Promise<{ seconds: number; compute: number; steps: number; energy: number; result: string }>((resolve) => {
+          const panel = document.querySelector<HTMLElement>(".optimize-panel") as HTMLElement;
+          panel.dataset.result = "";
+          panel.dataset.computeSeconds = "";
+          const t = performance.now();
+          const watch = new MutationObserver(() => {
+            if (!panel.dataset.result) return;
+            watch.disconnect();
+            resolve({
+              seconds: (performance.now() - t) / 1000,
+              compute: Number(panel.dataset.computeSeconds),
+              steps: Number(panel.dataset.steps),
+              energy: Number(panel.dataset.energy),
+              result: panel.dataset.result,
+            });
+          });
+          watch.observe(panel, { attributes: true });
+          document.querySelector<HTMLButtonElement>("#opt-run")?.click();
+        }),
+    ),
+  );
+}
+await browser.close();
+await svc.close();
+
+const s = median(studio.map((x) => x.seconds));
+const rd = median(rdkit.seconds);
+const last = studio.at(-1) as (typeof studio)[number];
+console.log(`UFF, ${rdkit.n}-atom molecule (Tyr-Phe-Leu-Lys-Val), median of ${repeat}`);
+console.log(
+  `  RDKit (C++, in-process)      ${(rd * 1000).toFixed(1)} ms   stops at max |grad| ${rdkit.gmax.toExponential(2)} kcal/mol/Å, E = ${rdkit.energy.toFixed(4)} kcal/mol`,
+);
+console.log(
+  `  studio (Chromium, Web Worker) ${(s * 1000).toFixed(1)} ms   ${last.result} in ${last.steps - 1} steps, E = ${(last.energy / KCAL_PER_MOL_IN_EV).toFixed(4)} kcal/mol`,
+);
+const c = median(studio.map((x) => x.compute));
+console.log(`  of which the Worker computing ${(c * 1000).toFixed(1)} ms (the rest: Worker start, redraws on the page)`);
+console.log(`  studio / RDKit: ${(s / rd).toFixed(2)}x wall, ${(c / rd).toFixed(2)}x computing`);

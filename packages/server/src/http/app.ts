@@ -71,7 +71,7 @@ export const buildApp = async (opts: AppOptions): Promise<{ app: FastifyInstance
     });
   }
 
-  registerMultipart(app, config.bodyLimit);
+  await registerMultipart(app, config.bodyLimit);
   if (config.corsOrigins.length) await app.register(cors, { origin: config.corsOrigins, credentials: false });
 
   const document = openApiDocument(operations);

@@ -55,8 +55,9 @@ export class WorkerProcess {
   #stderrTail: string[] = [];
   readonly exited: Promise<void>;
 
-  constructor(python: string, env: NodeJS.ProcessEnv) {
-    this.child = spawn(python, ["-m", "atomstudio_worker"], {
+  /** `module`: the Python module to run (`atomstudio_worker.analysis` for the analysis worker). */
+  constructor(python: string, env: NodeJS.ProcessEnv, module = "atomstudio_worker") {
+    this.child = spawn(python, ["-m", module], {
       stdio: ["pipe", "pipe", "pipe"],
       env: { ...env, PYTHONUNBUFFERED: "1" },
     });

@@ -140,36 +140,21 @@ def run(params: dict[str, Any], ctx, cancel) -> dict[str, Any]:
 
     emin = float(params.get("emin", -10))
     emax = float(params.get("emax", 10))
-    from pymatgen.electronic_structure.core import Spin
 
-    up = bs.bands[Spin.up] - e_fermi
     lo = np.min([bs.bands[s].min(axis=1) for s in bs.bands], axis=0) - e_fermi
     hi = np.max([bs.bands[s].max(axis=1) for s in bs.bands], axis=0) - e_fermi
     shown = np.nonzero((hi >= emin) & (lo <= emax))[0]
     bands = spin_arrays(bs.bands, lambda a: (a[shown] - e_fermi).tolist())
-    del up
 
-    gap = bs.get_band_gap()
-    is_metal = bool(bs.is_metal())
-    vbm, cbm = bs.get_vbm(), bs.get_cbm()
     out: dict[str, Any] = {
         "efermi_ev": e_fermi,
         "efermi_vasprun_ev": float(vrun.efermi),
-        "is_spin_polarized": bool(bs.is_spin_polarized),
-        "is_metal": is_metal,
         "nbands": int(bs.nb_bands),
         "nkpts": len(bs.kpoints),
         "band_indices": shown.tolist(),
-        "band_gap": {
-            "energy_ev": float(gap["energy"]),
-            "direct": bool(gap["direct"]),
-            "transition": gap["transition"],
-            "vbm": None if is_metal else _edge(vbm, e_fermi),
-            "cbm": None if is_metal else _edge(cbm, e_fermi),
-        },
+        **ctx.cached(key + ("summary",), lambda: _summary(bs, vrun, e_fermi)),
         "kpath": {"distances": distances, "ticks": ticks, "branches": branches},
         "bands": bands,
-        "structure": structure_dict(vrun.final_structure),
         "warnings": warnings,
     }
     if projections:
@@ -178,6 +163,26 @@ def run(params: dict[str, Any], ctx, cancel) -> dict[str, Any]:
         else:
             out["projections"] = _projections(bs, projections, shown, vrun.final_structure)
     return out
+
+
+def _summary(bs, vrun, e_fermi: float) -> dict[str, Any]:
+    """What does not depend on the request's window: computed once per band structure (pymatgen's
+    band-edge search walks every band and k-point in Python)."""
+    gap = bs.get_band_gap()
+    is_metal = bool(bs.is_metal())
+    vbm, cbm = bs.get_vbm(), bs.get_cbm()
+    return {
+        "is_spin_polarized": bool(bs.is_spin_polarized),
+        "is_metal": is_metal,
+        "band_gap": {
+            "energy_ev": float(gap["energy"]),
+            "direct": bool(gap["direct"]),
+            "transition": gap["transition"],
+            "vbm": None if is_metal else _edge(vbm, e_fermi),
+            "cbm": None if is_metal else _edge(cbm, e_fermi),
+        },
+        "structure": structure_dict(vrun.final_structure),
+    }
 
 
 def _projections(bs, groups, shown, structure) -> list[dict[str, Any]]:

@@ -11,6 +11,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { runPython, testdataPath } from "atomstudio-testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { analysisEnvironment } from "../src/analysis/service.ts";
+import { buildApp } from "../src/http/app.ts";
 import { testConfig } from "./helpers.ts";
 import { callTool, type RunningService, startService } from "./mcp-fixtures.ts";
 
@@ -244,6 +245,24 @@ describe("electronic-structure analysis", () => {
     );
     const res = await post("/api/dos", { vasprun: text(plain), mode: "projected" });
     expect([res.status, res.body.code]).toEqual([400, "NO_PROJECTIONS"]);
+  });
+
+  it("a replaced worker is sent the files again (NEED_FILES), and the answer is the same", async () => {
+    const { app, ctx } = await buildApp({ config: testConfig() });
+    try {
+      const payload = { vasprun: file(UNIFORM), emin: -3, emax: 3 };
+      const first = await app.inject({ method: "POST", url: "/api/dos", payload });
+      expect(first.statusCode).toBe(200);
+      const worker = ctx.services.analysisPool?.workers[0];
+      worker?.kill();
+      await worker?.exited;
+      const again = await app.inject({ method: "POST", url: "/api/dos", payload });
+      expect(again.statusCode, again.body.slice(0, 300)).toBe(200);
+      expect(again.json().total).toEqual(first.json().total);
+      expect(ctx.services.analysisPool?.workers[0]?.pid).not.toBe(worker?.pid);
+    } finally {
+      await app.close();
+    }
   });
 
   it("a file that decompresses past the cap is 413 FILE_TOO_LARGE", async () => {

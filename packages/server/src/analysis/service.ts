@@ -24,7 +24,10 @@ export const INSTALL_HINT = 'scripts/setup-python (or .venv/bin/pip install -e "
 export const AnalysisFile = z.object({
   content: z.string().describe("the file's bytes: text, or base64 when encoding is base64 (gzip and bzip2 are detected)"),
   filename: z.string().max(255).optional().describe("the original name, e.g. vasprun.xml.gz or COOPCAR.lobster"),
-  encoding: z.enum(["text", "base64"]).default("text"),
+  encoding: z
+    .enum(["text", "base64", "latin1"])
+    .default("text")
+    .describe("text (UTF-8), base64, or latin1 (one byte per character: what a multipart upload becomes)"),
 });
 export type AnalysisFile = z.output<typeof AnalysisFile>;
 
@@ -79,21 +82,24 @@ const STATUS: Record<string, number> = {
 interface Prepared {
   sha256: string;
   filename?: string;
-  data: string;
+  /** The bytes, base64-encoded when the worker needs them (not for a file it already holds). */
+  data: () => string;
 }
 
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 const SYNC_HASH_BYTES = 4 * 1024 * 1024;
 
 /** Decode one file (its bytes as sent; decompression is the worker's) and hash it off the event loop. */
 const prepare = async (name: string, file: AnalysisFile): Promise<Prepared> => {
   let bytes: Buffer;
+  let base64: string | undefined;
   if (file.encoding === "base64") {
-    const clean = file.content.replace(/\s+/g, "");
-    if (clean.length % 4 !== 0 || !BASE64.test(clean))
+    base64 = /\s/.test(file.content) ? file.content.replace(/\s+/g, "") : file.content;
+    bytes = Buffer.from(base64, "base64");
+    // Node's decoder skips characters outside the alphabet: only a canonical encoding reads back
+    // the same (a copy and a compare, much cheaper than a regular expression over 80 MB)
+    if (base64.length % 4 !== 0 || bytes.toString("base64") !== base64)
       throw new AtomStudioError("INVALID_FILE", `${name} is not valid base64`, { file: name }, 400);
-    bytes = Buffer.from(clean, "base64");
-  } else bytes = Buffer.from(file.content, "utf8");
+  } else bytes = Buffer.from(file.content, file.encoding === "latin1" ? "latin1" : "utf8");
   if (bytes.length === 0) throw new AtomStudioError("INVALID_FILE", `${name} is empty (0 bytes)`, { file: name }, 400);
   // Large files are hashed by WebCrypto on the thread pool, so a 50 MB file does not hold the event
   // loop; small ones in place (about 1 ms per MB), which saves the hop to a thread.
@@ -104,7 +110,7 @@ const prepare = async (name: string, file: AnalysisFile): Promise<Prepared> => {
   return {
     sha256,
     ...(file.filename ? { filename: file.filename } : {}),
-    data: file.encoding === "base64" ? file.content.replace(/\s+/g, "") : bytes.toString("base64"),
+    data: () => base64 ?? bytes.toString("base64"),
   };
 };
 
@@ -143,7 +149,7 @@ export const runAnalysis = async <T>(
     files: Object.fromEntries(
       Object.entries(prepared).map(([name, f]) => [
         name,
-        withData.has(name) ? f : { sha256: f.sha256, ...(f.filename ? { filename: f.filename } : {}) },
+        { sha256: f.sha256, ...(f.filename ? { filename: f.filename } : {}), ...(withData.has(name) ? { data: f.data() } : {}) },
       ]),
     ),
   });

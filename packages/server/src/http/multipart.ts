@@ -3,8 +3,9 @@
  *
  * - a file in a field named `file` or `content` becomes `content` (UTF-8 text) and `filename`:
  *   the single-file text upload of `/api/structure/parse`;
- * - a file in any other field becomes `{content: <base64>, encoding: "base64", filename}` under
- *   that field's name, byte for byte (gzip, bzip2 and other binary files survive);
+ * - a file in any other field becomes `{content, encoding: "latin1", filename}` under that
+ *   field's name: one character per byte, so gzip, bzip2 and other binary files survive byte for
+ *   byte (and cost a copy, not a base64 round trip);
  * - a field named `params` holding a JSON object is merged into the body (lists and nested
  *   options), and other fields are copied as strings.
  *
@@ -49,8 +50,8 @@ const readParts = async (req: FastifyRequest, limit: number): Promise<Record<str
           if (part.filename) body.filename = part.filename;
         } else
           body[part.fieldname] = {
-            content: bytes.toString("base64"),
-            encoding: "base64",
+            content: bytes.toString("latin1"),
+            encoding: "latin1",
             ...(part.filename ? { filename: part.filename } : {}),
           };
       } else {

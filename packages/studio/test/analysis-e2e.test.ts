@@ -69,7 +69,6 @@ describe.skipIf(!hasChromium)("electronic-structure plots in the studio", () => 
     ).toEqual(["Si"]);
     const sites = await page.evaluate(() => (window.atomstudio?.getStructure() as { sites: unknown[] } | null)?.sites.length);
     expect(sites).toBe(2);
-    await page.screenshot({ path: `${process.env.ATOMSTUDIO_E2E_SHOTS ?? "/tmp"}/analysis-bands.png` });
   });
 
   it("exports the bands as PNG and CSV", async () => {
@@ -100,6 +99,5 @@ describe.skipIf(!hasChromium)("electronic-structure plots in the studio", () => 
     expect(strongest[2]).toMatch(/Cl\d–Na\d|Na\d–Cl\d/);
     expect(Number(strongest[4])).toBeCloseTo(-0.56541, 5);
     expect(await page.$$eval("#analysis-cohp-plot canvas", (c) => c.length)).toBeGreaterThan(0);
-    await page.screenshot({ path: `${process.env.ATOMSTUDIO_E2E_SHOTS ?? "/tmp"}/analysis-cohp.png`, fullPage: true });
   });
 });

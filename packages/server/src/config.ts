@@ -89,6 +89,15 @@ export const SETTINGS = {
   },
   ATOMSTUDIO_COMPUTE_MEMORY_MB: { schema: positiveInt.optional(), doc: "heap limit of one compute thread, MiB (default 1024)" },
   ATOMSTUDIO_PYTHON: { schema: nonEmpty, doc: "Python of the calculator worker (default: the repository's .venv, else python3)" },
+  ATOMSTUDIO_ANALYSIS_WORKERS: { schema: positiveInt.optional(), doc: "analysis worker processes (bands, DOS, COHP; default 1)" },
+  ATOMSTUDIO_ANALYSIS_MAX_FILE_MB: {
+    schema: z.coerce.number().positive().optional(),
+    doc: "largest analysis file once decompressed, in MiB (default 1024)",
+  },
+  ATOMSTUDIO_ANALYSIS_TIMEOUT_S: {
+    schema: z.coerce.number().positive().optional(),
+    doc: "deadline of one analysis request in seconds (default 300)",
+  },
   ATOMSTUDIO_STUDIO_DIST: { schema: nonEmpty, doc: "folder of the built studio (default packages/studio/dist)" },
   ATOMSTUDIO_STUDIO_AUTOBUILD: { schema: flag, doc: "`0`: do not build a missing studio at start" },
   ATOMSTUDIO_MCP_URL: { schema: nonEmpty, doc: "this service's /mcp as command-line agents reach it (default: derived)" },
@@ -183,6 +192,12 @@ export interface ServiceConfig {
   computeMemoryMb: number;
   /** Python of the calculator worker; undefined: the repository's .venv, else python3. */
   python: string | undefined;
+  /** Analysis worker processes (bands, DOS, COHP). */
+  analysisWorkers: number;
+  /** Largest analysis file once decompressed, bytes. */
+  analysisMaxFileBytes: number;
+  /** Deadline of one analysis request, ms. */
+  analysisTimeoutMs: number;
   /** Folder of the built studio; undefined: the studio package's dist. */
   studioDist: string | undefined;
   /** Build a missing studio in the background at start. */
@@ -249,6 +264,9 @@ export const loadConfig = (flags: Partial<ServiceConfig> = {}, env: Environment 
     computeQueue: flags.computeQueue ?? s.ATOMSTUDIO_COMPUTE_QUEUE ?? 64,
     computeMemoryMb: flags.computeMemoryMb ?? s.ATOMSTUDIO_COMPUTE_MEMORY_MB ?? 1024,
     python: flags.python ?? s.ATOMSTUDIO_PYTHON,
+    analysisWorkers: flags.analysisWorkers ?? s.ATOMSTUDIO_ANALYSIS_WORKERS ?? 1,
+    analysisMaxFileBytes: flags.analysisMaxFileBytes ?? Math.round((s.ATOMSTUDIO_ANALYSIS_MAX_FILE_MB ?? 1024) * 1024 * 1024),
+    analysisTimeoutMs: flags.analysisTimeoutMs ?? Math.round((s.ATOMSTUDIO_ANALYSIS_TIMEOUT_S ?? 300) * 1000),
     studioDist: flags.studioDist ?? s.ATOMSTUDIO_STUDIO_DIST,
     // Under the test runner a missing studio is the test's business, not a background build.
     studioAutoBuild: flags.studioAutoBuild ?? s.ATOMSTUDIO_STUDIO_AUTOBUILD ?? !env.VITEST,

@@ -3,6 +3,7 @@
  * TypeScript and DOM (see README.md for why no framework).
  */
 import { addAtom, deleteAtoms, fromDict, merge, moveAtoms, replaceAtom, type Structure, slab, supercell } from "atomstudio-core";
+import { mountAnalysisPanel } from "./analysis/panel.ts";
 import { setStudioApi } from "./api.ts";
 import { ensureToken } from "./auth.ts";
 import { EXAMPLES, exampleById } from "./examples.ts";
@@ -373,6 +374,7 @@ window.atomstudio = studio.api;
 setStudioApi(studio.api);
 
 mountOptimizePanel($("optimize-panel"), studio);
+mountAnalysisPanel($("analysis-panel"), studio);
 setTheme(theme);
 
 // The assistant panel, when that module exists: src/assistant/index.ts exporting mountAssistant(el, api).

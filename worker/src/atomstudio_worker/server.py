@@ -66,6 +66,9 @@ QUEUED_METHODS = ("energy", "optimize")
 
 
 class Server:
+    # Methods run one at a time on the main thread; a subclass (the analysis worker) names its own.
+    queued_methods: tuple[str, ...] = QUEUED_METHODS
+
     def __init__(self, out_fd: int, in_stream=None):
         self.out_fd = out_fd
         self.in_stream = in_stream if in_stream is not None else sys.stdin.buffer
@@ -144,11 +147,11 @@ class Server:
                 self.reply(rid, self.cancel(params.get("id")))
             elif method == "shutdown":
                 self.begin_shutdown(rid)
-            elif method in QUEUED_METHODS:
+            elif method in self.queued_methods:
                 self.enqueue(rid, method, params)
             else:
                 self.error(rid, "UNKNOWN_METHOD", f"unknown method {method!r}; methods: hello, calculators, "
-                           "energy, optimize, cancel, shutdown")
+                           f"{', '.join(self.queued_methods)}, cancel, shutdown")
         except Exception as exc:  # a bug in a cheap method must not kill the reader
             log.exception("handling %s failed", method)
             self.error(rid, "INTERNAL_ERROR", f"{type(exc).__name__}: {exc}")
@@ -203,9 +206,14 @@ class Server:
         }
 
     # -- work -----------------------------------------------------------------------------
-    def run_job(self, job: _Job) -> None:
+    def execute(self, job: _Job, emit) -> dict[str, Any]:
         from . import runner
 
+        if job.method == "energy":
+            return runner.energy(job.params, job.cancel)
+        return runner.optimize(job.params, emit, job.cancel)
+
+    def run_job(self, job: _Job) -> None:
         if job.cancel.is_set():
             self.error(job.id, "CANCELLED", "cancelled before it started")
             return
@@ -215,10 +223,7 @@ class Server:
             self.send({"id": job.id, "event": "step", "data": data})
 
         try:
-            if job.method == "energy":
-                result = runner.energy(job.params, job.cancel)
-            else:
-                result = runner.optimize(job.params, emit, job.cancel)
+            result = self.execute(job, emit)
         except WorkerError as exc:
             self.send({"id": job.id, "ok": False, "error": exc.to_json()})
             return
@@ -292,7 +297,7 @@ class _ImportBlocker:
         return None
 
 
-def serve() -> int:
+def serve(server_class: type[Server] = Server) -> int:
     from .calculators import _hidden_modules
 
     hidden = _hidden_modules()
@@ -304,7 +309,7 @@ def serve() -> int:
         level=os.environ.get("ATOMSTUDIO_WORKER_LOG_LEVEL", "INFO").upper(),
         format=f"[atomstudio-worker {os.getpid()}] %(levelname)s %(message)s",
     )
-    server = Server(out_fd)
+    server = server_class(out_fd)
     reader = threading.Thread(target=server.read_loop, name="stdin-reader", daemon=True)
     reader.start()
     code = server.main_loop()

@@ -51,7 +51,7 @@ export const buildApp = async (opts: AppOptions): Promise<{ app: FastifyInstance
   registerGuards(app, config);
   const wrongMethods = methodNotAllowed(app);
 
-  registerMultipart(app, config.bodyLimit);
+  await registerMultipart(app, config.bodyLimit);
   if (config.corsOrigins.length) await app.register(cors, { origin: config.corsOrigins, credentials: false });
 
   const document = openApiDocument(operations);

@@ -1,5 +1,6 @@
 /** Every operation of the service. Adding an operation here gives it a route, OpenAPI entry and tools. */
 import type { Operation } from "../registry/operation.ts";
+import { analysisOps } from "./analysis.ts";
 import { chatOps } from "./chat.ts";
 import { healthOp } from "./health.ts";
 import { optimizeOps } from "./optimize.ts";
@@ -18,4 +19,5 @@ export const operations: Operation[] = [
   ...optimizeOps,
   ...viewerOps,
   ...chatOps,
+  ...analysisOps,
 ] as unknown as Operation[];

@@ -77,9 +77,17 @@ export class WorkerProcess {
   #stderrTail: string[] = [];
   readonly exited: Promise<void>;
 
-  /** `env` is the worker's whole environment (see `workerEnvironment`): nothing else is inherited. */
-  constructor(python: string, env: NodeJS.ProcessEnv, { log, redact = (t) => t }: WorkerLogging = {}) {
-    this.child = spawn(python, ["-m", "atomstudio_worker"], {
+  /**
+   * `env` is the worker's whole environment (see `workerEnvironment`): nothing else is inherited.
+   * `module`: the Python module to run (`atomstudio_worker.analysis` for the analysis worker).
+   */
+  constructor(
+    python: string,
+    env: NodeJS.ProcessEnv,
+    { log, redact = (t) => t }: WorkerLogging = {},
+    module = "atomstudio_worker",
+  ) {
+    this.child = spawn(python, ["-m", module], {
       stdio: ["pipe", "pipe", "pipe"],
       env: { ...env, PYTHONUNBUFFERED: "1" },
       // its own process group: a kill reaches the programs it started too

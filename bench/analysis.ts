@@ -1,0 +1,121 @@
+/**
+ * Benchmark of POST /api/bands (run: `node --import tsx bench/analysis.ts [--skip-large]`). On the
+ * shared vasprun_Si_bands.xml.gz and on a generated line-mode vasprun of about 60 MiB (720
+ * k-points, 200 bands, projected; bench/make_large_vasprun.py), it measures in the same run:
+ *   pymatgen — in-process Python doing the same work (bench/pymatgen_bands.py; import not timed)
+ *   first    — a request through the service (curl -F multipart upload, warm worker) on bytes it has not
+ *              seen (each run uses a byte-different copy, so nothing is cached)
+ *   repeat   — the same files again with another energy window (parsed objects cached by sha256)
+ * and prints medians, first/pymatgen (target ≤ 1.3) and first/repeat (target ≥ 10). BENCH_RUNS
+ * rounds per file (default 5); the rounds interleave pymatgen and the service.
+ */
+import { execFile, execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { gunzipSync, gzipSync } from "node:zlib";
+import { PYTHON, runPython, testdataPath } from "atomstudio-testkit";
+import { loadConfig } from "../packages/server/src/config.ts";
+import { buildApp } from "../packages/server/src/http/app.ts";
+
+const execFileAsync = promisify(execFile);
+const skipLarge = process.argv.includes("--skip-large");
+const RUNS = Number(process.env.BENCH_RUNS ?? 5);
+const dir = join(tmpdir(), "atomstudio-bench-analysis");
+mkdirSync(dir, { recursive: true });
+
+const large = join(dir, "large");
+if (!skipLarge && !existsSync(join(large, "vasprun.xml"))) {
+  console.log("generating the large vasprun (once) ...");
+  execFileSync(
+    PYTHON,
+    [
+      new URL("./make_large_vasprun.py", import.meta.url).pathname,
+      testdataPath("vasp/vasprun_Si_bands.xml.gz"),
+      testdataPath("vasp/KPOINTS_Si_bands"),
+      large,
+    ],
+    { stdio: "inherit" },
+  );
+}
+
+/** Byte-different copies of the same file (a different gzip header, or trailing whitespace). */
+const variants = (name: string, source: Buffer, gz: boolean): string[] =>
+  Array.from({ length: RUNS }, (_, i) => {
+    const path = join(dir, `${name}-${i}${gz ? ".xml.gz" : ".xml"}`);
+    if (!existsSync(path)) {
+      const plain = gz ? gunzipSync(source) : source;
+      const body = Buffer.concat([plain, Buffer.from("\n".repeat(i + 1))]);
+      writeFileSync(path, gz ? gzipSync(body) : body);
+    }
+    return path;
+  });
+
+const cases: Array<{ key: string; files: string[]; kpoints: string }> = [
+  {
+    key: "Si bands (121 KB gz)",
+    files: variants("si", readFileSync(testdataPath("vasp/vasprun_Si_bands.xml.gz")), true),
+    kpoints: testdataPath("vasp/KPOINTS_Si_bands"),
+  },
+];
+if (!skipLarge)
+  cases.push({
+    key: "large (62 MiB, 720 k x 200 bands, projected)",
+    files: variants("large", readFileSync(join(large, "vasprun.xml")), false),
+    kpoints: join(large, "KPOINTS"),
+  });
+
+const config = loadConfig({ host: "127.0.0.1", port: 0, logLevel: "error", bodyLimit: 256 * 1024 * 1024 }, {});
+const { app } = await buildApp({ config, plugins: [] });
+await app.listen({ host: "127.0.0.1", port: 0 });
+const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
+
+/** One request as a user sends it: curl in its own process, so the client's work is not timed in the service's event loop. */
+const request = async (vasprun: string, kpoints: string, emax: number): Promise<number> => {
+  const params = JSON.stringify({ emin: -emax, emax, projections: [{ label: "Si p", elements: ["Si"], orbitals: ["p"] }] });
+  const { stdout } = await execFileAsync("curl", [
+    "-sS",
+    "-o",
+    "/dev/null",
+    "-w",
+    "%{http_code} %{time_total}",
+    "-F",
+    `vasprun=@${vasprun}`,
+    "-F",
+    `kpoints=@${kpoints}`,
+    "-F",
+    `params=${params}`,
+    `${base}/api/bands`,
+  ]);
+  const [status, seconds] = stdout.trim().split(" ");
+  if (status !== "200") throw new Error(`HTTP ${status} for ${vasprun}`);
+  return Number(seconds);
+};
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+
+// warm the worker (process up, pymatgen imported) on a file the cases do not use
+await request(testdataPath("vasp/vasprun_Si_bands.xml.gz"), testdataPath("vasp/KPOINTS_Si_bands"), 5);
+
+console.log("case | pymatgen s | first s | repeat s | first/pymatgen | first/repeat");
+for (const c of cases) {
+  // interleaved, one byte-different copy per round, so load on the machine hits both alike
+  const pymatgen: number[] = [];
+  const first: number[] = [];
+  const repeat: number[] = [];
+  for (const f of c.files) {
+    const t = await runPython<Record<string, number>>(
+      new URL("./pymatgen_bands.py", import.meta.url).pathname,
+      [{ key: c.key, vasprun: f, kpoints: c.kpoints, repeat: 1 }],
+      { timeoutMs: 1_800_000 },
+    );
+    pymatgen.push(t[c.key] as number);
+    first.push(await request(f, c.kpoints, 10));
+    repeat.push(await request(f, c.kpoints, 4));
+  }
+  const [p, fm, rm] = [median(pymatgen), median(first), median(repeat)];
+  console.log(
+    `${c.key} | ${p.toFixed(3)} | ${fm.toFixed(3)} | ${rm.toFixed(3)} | ${(fm / p).toFixed(2)} | ${(fm / rm).toFixed(1)}`,
+  );
+}
+await app.close();

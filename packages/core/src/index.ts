@@ -12,3 +12,6 @@ export * from "./ops/slab.ts";
 export * from "./pymatgen.ts";
 export * from "./structure.ts";
 export * from "./symmetry.ts";
+export * from "./trajectory/index.ts";
+export * from "./geometry/neighbors.ts";
+export * from "./md/index.ts";

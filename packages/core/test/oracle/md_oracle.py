@@ -89,7 +89,8 @@ def rdf_mdtraj(t):
     for i, el in enumerate(t["elements"]):
         res = top.add_residue("R", ch)
         top.add_atom(el, md.element.get_by_symbol(el), res)
-    traj = md.Trajectory(xyz, top, unitcell_vectors=cells)
+    traj = md.Trajectory(xyz, top)
+    traj.unitcell_vectors = cells
     a, b = t["a"], t["b"]
     if a == b:
         pairs = np.array([(i, j) for k, i in enumerate(a) for j in a[k + 1 :]])
@@ -160,10 +161,18 @@ def hbonds_mda(t):
     import MDAnalysis as mda
     from MDAnalysis.analysis.hydrogenbonds.hbond_analysis import HydrogenBondAnalysis
 
-    u = mda.Universe(t["path"])
+    from MDAnalysis.coordinates.memory import MemoryReader
+
+    # Built in memory from the frames (its PDB reader cannot split END-separated models).
+    xyz = np.array(t["coords"], dtype=np.float32)
+    u = mda.Universe.empty(xyz.shape[1], trajectory=True)
+    u.add_TopologyAttr("elements", t["elements"])
+    lengths = np.linalg.norm(np.array(t["cells"][0]), axis=1)
+    dims = np.array([*lengths, 90, 90, 90], dtype=np.float32)
+    u.load_new(xyz, format=MemoryReader, dimensions=np.tile(dims, (len(xyz), 1)))
     h = HydrogenBondAnalysis(u, donors_sel="element O", hydrogens_sel="element H", acceptors_sel="element O",
                              d_a_cutoff=3.0, d_h_a_angle_cutoff=150, d_h_cutoff=1.2)
-    h.run(stop=t.get("stop"))
+    h.run()
     return {"counts": h.count_by_time().tolist()}
 
 

@@ -208,7 +208,7 @@ describe("hydrogen bonds", async () => {
       for (let q = 0; q < res.bonds.length; q += 4) if (res.bonds[q] === f) out.push(Array.from(res.bonds.subarray(q, q + 4)));
       return out.sort((x, y) => x[1]! - y[1]! || x[2]! - y[2]! || x[3]! - y[3]!);
     });
-    const want = (brute?.bonds as number[][][]).map((l) =>
+    const want = (brute as { bonds: number[][][] }).bonds.map((l) =>
       [...l].sort((x, y) => x[1]! - y[1]! || x[2]! - y[2]! || x[3]! - y[3]!),
     );
     expect(ours).toEqual(want);

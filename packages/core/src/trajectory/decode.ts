@@ -48,7 +48,16 @@ export const base64ToBytes = (s: string): Uint8Array => {
   return fail("INVALID_ENCODING", "no base64 decoder in this environment");
 };
 
+/** The gzip trailer's ISIZE: the decoded size modulo 2³² (of the last member). */
+const gzipTrailerSize = (b: Uint8Array): number =>
+  ((b[b.length - 4] as number) | ((b[b.length - 3] as number) << 8) | ((b[b.length - 2] as number) << 16)) +
+  (b[b.length - 1] as number) * 2 ** 24;
+
 export const gunzipCapped = (bytes: Uint8Array, maxBytes: number): Uint8Array => {
+  if (bytes.length < 18) fail("INVALID_ENCODING", "The gzip data is truncated");
+  // A declared size over the cap fails at once; a forged small one is still caught as output grows.
+  const declared = gzipTrailerSize(bytes);
+  if (declared > maxBytes) throw tooLarge(maxBytes);
   const parts: Uint8Array[] = [];
   let size = 0;
   const g = new Gunzip((chunk) => {
@@ -64,6 +73,9 @@ export const gunzipCapped = (bytes: Uint8Array, maxBytes: number): Uint8Array =>
     if (e instanceof AtomStudioError) throw e;
     fail("INVALID_ENCODING", `The gzip data is corrupt: ${(e as Error).message}`);
   }
+  // The trailer must match what came out: a truncated stream inflates silently otherwise.
+  if (size % 2 ** 32 !== declared)
+    fail("INVALID_ENCODING", "The gzip data is truncated or corrupt (its trailer does not match its content)");
   const out = new Uint8Array(size);
   let at = 0;
   for (const p of parts) {

@@ -43,7 +43,12 @@ export interface TrajectoryReadOptions {
 export interface ParsedTrajectory {
   trajectory: Trajectory;
   format: TrajectoryFormatId;
+  /** Text offset where the second frame begins (-1 for one frame): text before it reads as the first frame alone. */
+  secondFrameAt: number;
 }
+
+/** Set by the last reader to finish (readers are synchronous, so no other read interleaves). */
+let lastSecondFrameAt = -1;
 
 /** Grows the coordinate array frame by frame; after the first frame it sizes itself from the text length. */
 class FrameStore {
@@ -51,6 +56,8 @@ class FrameStore {
   cells: number[] = [];
   times: number[] = [];
   nFrames = 0;
+  /** Where the second frame starts in the text (the first frame's text is everything before). */
+  secondFrameAt = -1;
   readonly n3: number;
   constructor(
     readonly nAtoms: number,
@@ -70,6 +77,7 @@ class FrameStore {
   /** Offset where the next frame's coordinates go; `consumed` is how far into the text this frame starts. */
   slot(consumed: number): number {
     const f = this.nFrames;
+    if (f === 1 && this.secondFrameAt < 0) this.secondFrameAt = consumed;
     const maxFrames = Math.min(this.limits.maxFrames, Math.floor(this.limits.maxAtomFrames / this.nAtoms));
     if (f + 1 > maxFrames)
       throw new AtomStudioError(
@@ -97,6 +105,7 @@ class FrameStore {
   }
 
   finish(elements: readonly string[], opts: { pbc?: Pbc; names?: readonly string[] } = {}): Trajectory {
+    lastSecondFrameAt = this.secondFrameAt;
     const used = this.nFrames * this.n3;
     // Keep the estimate's slack only when it is small; otherwise copy to the exact size.
     const coords =
@@ -650,7 +659,9 @@ export const readTrajectory = (text: string, opts: TrajectoryReadOptions = {}): 
   const tried: { format: string; reason: string }[] = [];
   for (const f of candidates) {
     try {
-      return { trajectory: readAs(f, text, limits, opts), format: f };
+      lastSecondFrameAt = -1;
+      const trajectory = readAs(f, text, limits, opts);
+      return { trajectory, format: f, secondFrameAt: trajectory.nFrames > 1 ? lastSecondFrameAt : -1 };
     } catch (e) {
       // Caps and inconsistent frames are answers, not reasons to try another format.
       if (isAtomStudioError(e) && e.code !== "INVALID_FORMAT") throw e;

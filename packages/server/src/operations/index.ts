@@ -2,6 +2,7 @@
 import type { Operation } from "../registry/operation.ts";
 import { chatOps } from "./chat.ts";
 import { healthOp } from "./health.ts";
+import { mdOps } from "./md.ts";
 import { optimizeOps } from "./optimize.ts";
 import { structureAnalysis } from "./structure-analysis.ts";
 import { structureBuild } from "./structure-build.ts";
@@ -18,4 +19,5 @@ export const operations: Operation[] = [
   ...optimizeOps,
   ...viewerOps,
   ...chatOps,
+  ...mdOps,
 ] as unknown as Operation[];

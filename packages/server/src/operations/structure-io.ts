@@ -2,7 +2,10 @@
 import {
   fromDict,
   initSymmetry,
+  isAtomStudioError,
+  type ParsedStructureFile,
   parseStructureFile,
+  readTrajectory,
   STRUCTURE_FORMATS,
   structureFormula,
   toDict,
@@ -14,6 +17,38 @@ import { defineOperation } from "../registry/operation.ts";
 import { StructureJSON } from "../registry/schemas.ts";
 
 const FORMAT_IDS = STRUCTURE_FORMATS.map((f) => f.id);
+/** Frames returned as dictionaries by parse (each costs ~100 bytes per byte of input); the MD routes read whole files. */
+export const PARSE_MAX_FRAMES = 1_000;
+const MULTI_FRAME = new Set(["xdatcar", "extxyz", "xyz", "pdb"]);
+
+/**
+ * Multi-frame files go through the trajectory reader (one Float64Array, not F structures): the
+ * first frame is read in full fidelity from its own text, later frames come from the trajectory,
+ * at most PARSE_MAX_FRAMES of them. Files the trajectory reader refuses (frames of different
+ * sizes in an XYZ) fall back to the structure readers.
+ */
+const parseFrames = (content: string, filename?: string, format?: string): ParsedStructureFile & { nFrames: number } => {
+  const opts = { ...(filename ? { filename } : {}), ...(format ? { format } : {}) };
+  let traj: ReturnType<typeof readTrajectory> | null = null;
+  try {
+    traj = readTrajectory(content, { ...opts, limits: { maxFrames: 1_000_000, maxAtomFrames: 50_000_000 } });
+  } catch (e) {
+    if (!isAtomStudioError(e) || (e.code !== "INVALID_FORMAT" && e.code !== "INCONSISTENT_FRAMES")) throw e;
+  }
+  if (!traj || traj.trajectory.nFrames < 2 || !MULTI_FRAME.has(traj.format) || traj.secondFrameAt <= 0) {
+    const parsed = parseStructureFile(content, opts);
+    const n = parsed.frames?.length ?? 1;
+    return parsed.frames && n > PARSE_MAX_FRAMES
+      ? { ...parsed, frames: parsed.frames.slice(0, PARSE_MAX_FRAMES), nFrames: n }
+      : { ...parsed, nFrames: n };
+  }
+  const t = traj.trajectory;
+  const first = parseStructureFile(content.slice(0, traj.secondFrameAt), { ...opts, format: traj.format });
+  const kept = Math.min(t.nFrames, PARSE_MAX_FRAMES);
+  const frames = [first.structure];
+  for (let f = 1; f < kept; f++) frames.push(t.frame(f));
+  return { structure: first.structure, format: first.format, frames, nFrames: t.nFrames };
+};
 const EXTENSION: Record<string, string> = {
   cif: "cif",
   poscar: "vasp",
@@ -31,7 +66,7 @@ export const parseOp = defineOperation({
   tag: "structure",
   summary: "Parse a structure file (CIF, POSCAR/CONTCAR, XDATCAR, XYZ, extended XYZ, PDB, pymatgen JSON)",
   description:
-    "JSON {content, filename?, format?} or a multipart upload (file field plus optional format). The format is detected from the file name and content unless given. Multi-frame files (XDATCAR, XYZ, extended XYZ, multi-model PDB) also return every frame.",
+    "JSON {content, filename?, format?} or a multipart upload (file field plus optional format). The format is detected from the file name and content unless given. Multi-frame files (XDATCAR, XYZ, extended XYZ, multi-model PDB) also return their frames, at most 1,000 (n_frames says how many the file holds; frames_truncated when cut); analyse long runs with the /api/md routes.",
   input: z.object({
     content: z.string().describe("the file's text"),
     filename: z.string().optional().describe("used for format detection, e.g. POSCAR or Fe2O3.cif"),
@@ -46,6 +81,8 @@ export const parseOp = defineOperation({
     n_atoms: z.number().int(),
     formula: z.string(),
     frames: z.array(StructureJSON).optional(),
+    n_frames: z.number().int().optional().describe("frames in the file (multi-frame files)"),
+    frames_truncated: z.boolean().optional().describe("true when frames holds only the first 1,000"),
   }),
   errors: [
     { status: 400, code: "INVALID_FORMAT", when: "unknown or unreadable input; the message says which formats were tried" },
@@ -53,13 +90,19 @@ export const parseOp = defineOperation({
   handler: async ({ content, filename, format }) => {
     // CIFs that only name their space group need moyo's tables (loaded once).
     await initSymmetry();
-    const parsed = parseStructureFile(content, { ...(filename ? { filename } : {}), ...(format ? { format } : {}) });
+    const parsed = parseFrames(content, filename, format);
     return {
       structure: toDict(parsed.structure),
       format: parsed.format,
       n_atoms: parsed.structure.length,
       formula: structureFormula(parsed.structure),
-      ...(parsed.frames ? { frames: parsed.frames.map(toDict) } : {}),
+      ...(parsed.frames && parsed.frames.length > 1
+        ? {
+            frames: parsed.frames.map(toDict),
+            n_frames: parsed.nFrames,
+            ...(parsed.nFrames > parsed.frames.length ? { frames_truncated: true } : {}),
+          }
+        : {}),
     };
   },
 });

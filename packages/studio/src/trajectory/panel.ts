@@ -120,6 +120,7 @@ export const mountTrajectoryPanel = (el: HTMLElement, studio: Studio): Trajector
   let plot: uPlot | null = null;
   let last = 0;
   let raf = 0;
+  let stepMs = 0;
 
   const controls = [play, prev, next, slider, rdfBtn, rmsdBtn, hbBtn, clBtn];
 
@@ -142,15 +143,25 @@ export const mountTrajectoryPanel = (el: HTMLElement, studio: Studio): Trajector
     if (!playing || !traj) return;
     const interval = 1000 / Number(fps.value);
     if (now - last >= interval) {
+      // Keep real time: when drawing falls behind the chosen speed, skip frames rather than slow down.
+      const steps = last ? Math.max(1, Math.floor((now - last) / interval)) : 1;
       last = now;
-      if (frame + 1 >= traj.nFrames) {
-        if (loop.checked) show(0);
-        else {
+      let target = frame + steps;
+      if (target >= traj.nFrames) {
+        if (!loop.checked) {
+          show(traj.nFrames - 1);
           setPlaying(false);
           return;
         }
-      } else show(frame + 1);
+        target %= traj.nFrames;
+      }
+      const t0 = performance.now();
+      show(target);
+      // What one step costs the studio (moving atoms and the WebGL draw call), for tests and tuning.
+      stepMs += performance.now() - t0;
       el.dataset.shown = String(Number(el.dataset.shown ?? 0) + 1);
+      el.dataset.stepMs = (stepMs / Number(el.dataset.shown)).toFixed(2);
+      el.dataset.advanced = String(Number(el.dataset.advanced ?? 0) + steps);
     }
     raf = requestAnimationFrame(tick);
   };
@@ -191,6 +202,8 @@ export const mountTrajectoryPanel = (el: HTMLElement, studio: Studio): Trajector
     info.textContent = `${name}: ${t.nFrames} frames × ${t.nAtoms} atoms${t.hasCell ? "" : " (no cell)"}`;
     el.dataset.nFrames = String(t.nFrames);
     el.dataset.shown = "0";
+    el.dataset.advanced = "0";
+    stepMs = 0;
     const elements = [...new Set(t.elements)];
     if (!elements.includes(selA.value)) selA.value = elements.includes("O") ? "O" : (elements[0] ?? "");
     if (!elements.includes(selB.value)) selB.value = selA.value;

@@ -48,7 +48,7 @@ const CLUSTER_COLOURS = [
 
 export interface TrajectoryPanel {
   /** Show a trajectory; `file` is what the analyses send to the service (frames are sent when null). */
-  load(t: Trajectory, name: string, file: WireFile | null, opts?: { record?: boolean }): void;
+  load(t: Trajectory, name: string, file: WireFile | null, opts?: { adopt?: boolean }): void;
   /** Open a dropped or picked file when it holds several frames; false for a single structure. */
   offer(file: File): Promise<boolean>;
   readonly trajectory: Trajectory | null;
@@ -191,12 +191,15 @@ export const mountTrajectoryPanel = (el: HTMLElement, studio: Studio): Trajector
   slider.oninput = () => show(Number(slider.value));
   slider.onchange = () => settle();
 
-  const load = (t: Trajectory, name: string, file: WireFile | null, opts: { record?: boolean } = {}): void => {
-    setPlaying(false);
+  const load = (t: Trajectory, name: string, file: WireFile | null, opts: { adopt?: boolean } = {}): void => {
+    playing = false;
+    cancelAnimationFrame(raf);
+    play.textContent = "Play";
     traj = t;
     wire = file;
-    // The optimizer's history is not a new structure: undo still returns to the one before the run.
-    studio.store.set(t.frame(0), opts.record === false ? { record: false, keepView: true } : { name });
+    // The optimizer's history ends at the structure already shown (with its forces): adopt it as
+    // the last frame, so undo still returns to the structure before the run.
+    if (!opts.adopt) studio.store.set(t.frame(0), { name });
     slider.max = String(t.nFrames - 1);
     for (const c of controls) c.disabled = false;
     info.textContent = `${name}: ${t.nFrames} frames × ${t.nAtoms} atoms${t.hasCell ? "" : " (no cell)"}`;
@@ -207,7 +210,7 @@ export const mountTrajectoryPanel = (el: HTMLElement, studio: Studio): Trajector
     const elements = [...new Set(t.elements)];
     if (!elements.includes(selA.value)) selA.value = elements.includes("O") ? "O" : (elements[0] ?? "");
     if (!elements.includes(selB.value)) selB.value = selA.value;
-    show(0);
+    show(opts.adopt ? t.nFrames - 1 : 0);
     say(`${t.nFrames} frames loaded`);
   };
 
@@ -245,9 +248,7 @@ export const mountTrajectoryPanel = (el: HTMLElement, studio: Studio): Trajector
     try {
       if (d.frames.length > 1) {
         const t = Trajectory.fromStructures(d.frames);
-        load(t, d.name, null, { record: false });
-        show(t.nFrames - 1);
-        settle();
+        load(t, d.name, null, { adopt: true });
       }
     } catch (e) {
       say(`History not playable: ${(e as Error).message}`, true);

@@ -1,6 +1,7 @@
 /**
  * Hydrogen bonds per frame by the geometric criterion of MDAnalysis's `HydrogenBondAnalysis`:
- * donor–hydrogen pairs are the D–H pairs within `dhCutoff` (1.2 Å) in the first analysed frame;
+ * donor–hydrogen pairs are the D–H pairs within `dhCutoff` (1.2 Å), found again in every frame
+ * (its default `update_selections=True`, so a proton that moves to another donor is followed);
  * a bond D–H···A exists when A ≠ D, 1 Å < |D−A| ≤ `daCutoff` (3.0 Å) and the angle D–H–A is at
  * least `angleCutoff` (150°). Distances and angles use the minimum image in any cell.
  */
@@ -27,7 +28,7 @@ export interface HbondResult {
   distances: Float64Array;
   angles: Float64Array;
   truncated: boolean;
-  /** Donor–hydrogen pairs used, flat [d, h, …]. */
+  /** Donor–hydrogen pairs of the first analysed frame, flat [d, h, …]. */
   pairs: Int32Array;
 }
 
@@ -39,15 +40,25 @@ export const hydrogenBonds = (traj: Trajectory, opts: HbondOptions): HbondResult
   const cosMax = Math.cos(((opts.angleCutoff ?? 150) * Math.PI) / 180);
   const maxListed = opts.maxListed ?? 100_000;
   const cellOk = traj.cells && traj.pbc.every(Boolean);
-  const f0 = opts.frames[0] as number;
-  // D–H pairs from the first analysed frame.
-  const pairD: number[] = [];
-  const pairH: number[] = [];
-  forEachPairWithin(traj.frameCoords(f0), cellOk ? traj.cell(f0) : null, dh, opts.donors, opts.hydrogens, (d, h) => {
-    pairD.push(d);
-    pairH.push(h);
-  });
-  const donorsWithH = Int32Array.from(new Set(pairD));
+  // D–H pairs of a frame.
+  let pairD: number[] = [];
+  let pairH: number[] = [];
+  let firstPairs: Int32Array | null = null;
+  const findPairs = (c: Float64Array, cell: Float64Array | null): void => {
+    pairD = [];
+    pairH = [];
+    forEachPairWithin(c, cell, dh, opts.donors, opts.hydrogens, (d, h) => {
+      pairD.push(d);
+      pairH.push(h);
+    });
+    if (!firstPairs) {
+      firstPairs = new Int32Array(2 * pairD.length);
+      pairD.forEach((d, k) => {
+        (firstPairs as Int32Array)[2 * k] = d;
+        (firstPairs as Int32Array)[2 * k + 1] = pairH[k] as number;
+      });
+    }
+  };
   const counts = new Int32Array(opts.frames.length);
   const bonds: number[] = [];
   const dist: number[] = [];
@@ -58,6 +69,8 @@ export const hydrogenBonds = (traj: Trajectory, opts: HbondOptions): HbondResult
   opts.frames.forEach((f, fi) => {
     const c = traj.frameCoords(f);
     const cell = cellOk ? traj.cell(f) : null;
+    findPairs(c, cell);
+    const donorsWithH = Int32Array.from(new Set(pairD));
     near.clear();
     forEachPairWithin(c, cell, da + 1e-9, donorsWithH, opts.acceptors, (d, a, x, y, z, r2) => {
       if (r2 <= MIN_DA * MIN_DA || r2 > da * da) return;
@@ -105,18 +118,13 @@ export const hydrogenBonds = (traj: Trajectory, opts: HbondOptions): HbondResult
     }
     counts[fi] = count;
   });
-  const pairs = new Int32Array(2 * pairD.length);
-  pairD.forEach((d, k) => {
-    pairs[2 * k] = d;
-    pairs[2 * k + 1] = pairH[k] as number;
-  });
   return {
     counts,
     bonds: Int32Array.from(bonds),
     distances: Float64Array.from(dist),
     angles: Float64Array.from(ang),
     truncated,
-    pairs,
+    pairs: firstPairs ?? new Int32Array(0),
   };
 };
 

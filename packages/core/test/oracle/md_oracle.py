@@ -131,14 +131,11 @@ def hbonds_brute(t):
     xyz = np.array(t["coords"])
     cells = np.array(t["cells"])
     D, H, A = t["donors"], t["hydrogens"], t["acceptors"]
-    f0 = t["frames"][0]
-    pairs = []
-    for d in D:
-        for h in H:
-            if d != h and np.linalg.norm(min_image(xyz[f0][h] - xyz[f0][d], cells[f0])) < t["dh"]:
-                pairs.append((d, h))
     out = []
     for f in t["frames"]:
+        # D-H pairs found again in every frame (MDAnalysis's update_selections=True).
+        pairs = [(d, h) for d in D for h in H
+                 if d != h and np.linalg.norm(min_image(xyz[f][h] - xyz[f][d], cells[f])) < t["dh"]]
         bonds = []
         for d, h in pairs:
             dh = min_image(xyz[f][h] - xyz[f][d], cells[f])
@@ -167,8 +164,10 @@ def hbonds_mda(t):
     xyz = np.array(t["coords"], dtype=np.float32)
     u = mda.Universe.empty(xyz.shape[1], trajectory=True)
     u.add_TopologyAttr("elements", t["elements"])
-    lengths = np.linalg.norm(np.array(t["cells"][0]), axis=1)
-    dims = np.array([*lengths, 90, 90, 90], dtype=np.float32)
+    from MDAnalysis.lib.mdamath import triclinic_box
+
+    c = np.array(t["cells"][0])
+    dims = triclinic_box(c[0], c[1], c[2]).astype(np.float32)
     u.load_new(xyz, format=MemoryReader, dimensions=np.tile(dims, (len(xyz), 1)))
     h = HydrogenBondAnalysis(u, donors_sel="element O", hydrogens_sel="element H", acceptors_sel="element O",
                              d_a_cutoff=3.0, d_h_a_angle_cutoff=150, d_h_cutoff=1.2)

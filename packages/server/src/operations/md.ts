@@ -227,7 +227,7 @@ export const hbondsOp = defineOperation({
   tag: "md",
   summary: "Hydrogen bonds per frame (donor–acceptor 3.0 Å, D–H–A ≥ 150°, as MDAnalysis HydrogenBondAnalysis)",
   description:
-    "Donor–hydrogen pairs are the pairs within d_h_cutoff_ang in the first analysed frame; a bond needs 1 Å < D–A ≤ d_a_cutoff_ang and angle D–H–A ≥ angle_cutoff_deg. Minimum image in any cell. Default donors and acceptors: N, O, F; hydrogens: H.",
+    "Donor–hydrogen pairs are the pairs within d_h_cutoff_ang, found again in each frame (MDAnalysis update_selections=True); a bond needs 1 Å < D–A ≤ d_a_cutoff_ang and angle D–H–A ≥ angle_cutoff_deg. Minimum image in any cell. Default donors and acceptors: N, O, F; hydrogens: H.",
   input: z.object({
     ...common,
     donors: Selection.optional(),

@@ -57,9 +57,8 @@ const heap1 = process.memoryUsage().heapUsed + process.memoryUsage().arrayBuffer
 const raw = nFrames * nAtoms * 3 * 8;
 
 // ---- the service
-const server = spawn(process.execPath, ["--import", "tsx", new URL("./server.ts", import.meta.url).pathname], {
+const server = spawn(process.execPath, ["--import", "tsx", new URL("./md-server.ts", import.meta.url).pathname], {
   stdio: ["ignore", "pipe", "inherit"],
-  env: { ...process.env, ATOMSTUDIO_MAX_BODY_MB: "2048" },
 });
 const [portLine] = (await once(server.stdout, "data")) as [Buffer];
 const base = `http://127.0.0.1:${Number(portLine.toString().trim())}`;

@@ -9,6 +9,7 @@ import { ensureToken } from "./auth.ts";
 import { EXAMPLES, exampleById } from "./examples.ts";
 import { mountOptimizePanel } from "./optimize/panel.ts";
 import { Studio } from "./studio.ts";
+import { mountTrajectoryPanel } from "./trajectory/panel.ts";
 import { type ElementStyle, mountElementPicker, renderLegend } from "./ui/elements.ts";
 import { clearErrors, invalid, readElement, readNumber, readVector } from "./ui/fields.ts";
 import { mountMeasureTool } from "./ui/measure.ts";
@@ -75,6 +76,8 @@ const openText = (text: string, filename?: string): void => {
 
 const openFiles = async (files: FileList | null | undefined): Promise<void> => {
   const f = files?.[0];
+  // Several frames (or a compressed file): the trajectory panel takes it and plays it.
+  if (f && (await trajectories.offer(f))) return status(`Opened ${f.name} as a trajectory`);
   if (f) openText(await f.text(), f.name);
 };
 
@@ -375,6 +378,7 @@ setStudioApi(studio.api);
 
 mountOptimizePanel($("optimize-panel"), studio);
 mountAnalysisPanel($("analysis-panel"), studio);
+const trajectories = mountTrajectoryPanel($("trajectory-panel"), studio);
 setTheme(theme);
 
 // The assistant panel, when that module exists: src/assistant/index.ts exporting mountAssistant(el, api).

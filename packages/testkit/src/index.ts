@@ -57,3 +57,4 @@ export const readTestdata = (relPath: string): string => {
 
 export const testdataPath = (relPath: string): string => join(TESTDATA, relPath);
 export * from "./structures.ts";
+export * from "./trajectories.ts";

@@ -49,7 +49,7 @@ export const cellFromParameters = (a: number, b: number, c: number, alpha: numbe
 const field = (line: string, from: number, to: number): string => line.slice(from, to).trim();
 
 /** Element from columns 77-78, else from the atom name (column 13 blank: one-letter element). */
-const elementOf = (line: string): string | undefined => {
+export const elementOf = (line: string): string | undefined => {
   const col = normalizeElement(field(line, 76, 78).replace(/[^A-Za-z]/g, ""));
   if (col) return col;
   const name = line.slice(12, 16);
@@ -59,7 +59,7 @@ const elementOf = (line: string): string | undefined => {
   return normalizeElement(letters.slice(0, 2)) ?? normalizeElement(letters[0] as string);
 };
 
-const readCryst1 = (line: string, where: string): Lattice | null => {
+export const readCryst1 = (line: string, where: string): Lattice | null => {
   let p = [
     field(line, 6, 15),
     field(line, 15, 24),

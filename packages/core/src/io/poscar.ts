@@ -29,7 +29,7 @@ import {
   tokens,
 } from "./util.ts";
 
-interface Header {
+export interface Header {
   comment: string;
   lattice: Lattice;
   /** Per-component (x, y, z) factors for Cartesian coordinates. */
@@ -41,7 +41,7 @@ interface Header {
   next: number;
 }
 
-const readHeader = (lines: readonly string[], start: number, what: string): Header => {
+export const readHeader = (lines: readonly string[], start: number, what: string): Header => {
   const line = (i: number): string => {
     const l = lines[start + i];
     if (l === undefined) throw formatError(`${what} is truncated: it ends at line ${start + i + 1}, inside the header`);
@@ -125,7 +125,7 @@ const readCounts = (line: string, where: string): number[] => {
 };
 
 /** ASE's reading of a VASP 4 comment line: element symbols or formulas ("Fe2O3"), in order. */
-const symbolsFromComment = (comment: string, nGroups: number): string[] | null => {
+export const symbolsFromComment = (comment: string, nGroups: number): string[] | null => {
   const out: string[] = [];
   for (const word of comment.split(/\s+/)) {
     const w = word.replace(/[-_,.=0-9]/g, "");
@@ -149,7 +149,7 @@ const coordTokens = (line: string | undefined): string[] => {
   return fixed.length === 3 ? fixed : t;
 };
 
-const expand = (symbols: readonly string[], counts: readonly number[]): string[] => {
+export const expand = (symbols: readonly string[], counts: readonly number[]): string[] => {
   const out: string[] = [];
   symbols.forEach((el, g) => {
     for (let k = 0; k < (counts[g] as number); k++) out.push(el);

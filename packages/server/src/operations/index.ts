@@ -3,6 +3,7 @@ import type { Operation } from "../registry/operation.ts";
 import { analysisOps } from "./analysis.ts";
 import { chatOps } from "./chat.ts";
 import { healthOp } from "./health.ts";
+import { mdOps } from "./md.ts";
 import { optimizeOps } from "./optimize.ts";
 import { structureAnalysis } from "./structure-analysis.ts";
 import { structureBuild } from "./structure-build.ts";
@@ -20,4 +21,5 @@ export const operations: Operation[] = [
   ...viewerOps,
   ...chatOps,
   ...analysisOps,
+  ...mdOps,
 ] as unknown as Operation[];

@@ -30,7 +30,7 @@ export const parseOp = defineOperation({
   tag: "structure",
   summary: "Parse a structure file (CIF, POSCAR/CONTCAR, XDATCAR, XYZ, extended XYZ, PDB, pymatgen JSON)",
   description:
-    "JSON {content, filename?, format?} or a multipart upload (file field plus optional format). The format is detected from the file name and content unless given. Multi-frame files (XDATCAR, XYZ, extended XYZ, multi-model PDB) also return every frame.",
+    "JSON {content, filename?, format?} or a multipart upload (file field plus optional format). The format is detected from the file name and content unless given. Multi-frame files (XDATCAR, XYZ, extended XYZ, multi-model PDB) also return every frame, up to ATOMSTUDIO_MAX_FRAMES (default 1,000; more is 400 TOO_MANY_FRAMES); analyse longer runs with the /api/md routes, which read whole files.",
   input: z.object({
     content: z.string().describe("the file's text"),
     filename: z.string().optional().describe("used for format detection, e.g. POSCAR or Fe2O3.cif"),
@@ -45,6 +45,8 @@ export const parseOp = defineOperation({
     n_atoms: z.number().int(),
     formula: z.string(),
     frames: z.array(StructureJSON).optional(),
+    n_frames: z.number().int().optional().describe("frames in the file (multi-frame files)"),
+    frames_truncated: z.boolean().optional().describe("true when frames holds only the first 1,000"),
   }),
   errors: [
     { status: 400, code: "INVALID_FORMAT", when: "unknown or unreadable input; the message says which formats were tried" },

@@ -4,7 +4,7 @@
  * step over the optimization WebSocket, cancel, and force arrows at the end. Undo after a run
  * returns to the structure before it (intermediate steps are not recorded).
  */
-import { fromDict } from "atomstudio-core";
+import { fromDict, type Structure } from "atomstudio-core";
 import { storedToken } from "../auth.ts";
 import type { Studio } from "../studio.ts";
 import "./optimize.css";
@@ -176,9 +176,11 @@ export const mountOptimizePanel = (el: HTMLElement, studio: Studio): void => {
     const fmaxes: number[] = [];
     const threshold = Number(fmax.value);
     let recorded = false;
+    const history: Structure[] = [];
     const show = (dict: unknown) => {
       // The first step records the pre-run structure for undo; later ones only redraw.
-      studio.store.set(fromDict(dict), { record: !recorded, keepView: true });
+      const s = fromDict(dict);
+      studio.store.set(s, { record: !recorded, keepView: true });
       recorded = true;
     };
     // Steps can arrive faster than the viewer redraws (the browser's UFF): the chart takes every
@@ -217,6 +219,8 @@ export const mountOptimizePanel = (el: HTMLElement, studio: Studio): void => {
         energies.push(s.energy);
         fmaxes.push(s.fmax);
         drawSoon();
+        // Every step goes into the history (the viewer may skip some): it becomes a playable trajectory.
+        if (s.structure) history.push(fromDict(s.structure));
         if (s.structure) {
           if (energies.length === 1) show(s.structure);
           else showSoon(s.structure);
@@ -234,6 +238,10 @@ export const mountOptimizePanel = (el: HTMLElement, studio: Studio): void => {
           m.type === "cancelled"
             ? "Cancelled"
             : `${m.converged ? "Converged" : "Not converged"} after ${m.steps} steps: E = ${(m.energy as number).toFixed(5)} eV, fmax = ${(m.fmax as number).toExponential(2)} eV/Å`,
+        );
+        // The history becomes a playable trajectory in the trajectory panel.
+        el.dispatchEvent(
+          new CustomEvent("atomstudio:trajectory", { bubbles: true, detail: { frames: history, name: "optimization" } }),
         );
         if (m.type === "result") void studio.api.viewerTools.toggle_force_vectors?.({ visible: true });
         socket?.close();

@@ -126,6 +126,30 @@ export class MolViewer {
     v.render();
   }
 
+  /**
+   * Move the drawn atoms to new site positions without rebuilding the scene (trajectory
+   * playback): the same atoms, images and bonds, each atom at its site plus its image offset.
+   * False when the positions do not fit the loaded structure (then load the frame instead).
+   */
+  setSitePositions(cart: Float64Array): boolean {
+    const model = this.#model;
+    const scene = this.scene;
+    if (!model || !scene || !this.structure || cart.length !== 3 * this.structure.length) return false;
+    const atoms = model.selectedAtoms({}) as { index: number; x: number; y: number; z: number }[];
+    for (const a of atoms) {
+      const sa = scene.atoms[a.index];
+      if (!sa) continue;
+      const o = 3 * sa.site;
+      a.x = (cart[o] as number) + sa.offset[0];
+      a.y = (cart[o + 1] as number) + sa.offset[1];
+      a.z = (cart[o + 2] as number) + sa.offset[2];
+    }
+    // Restyling marks the model's geometry stale, so the render draws the new positions.
+    this.#style();
+    this.viewer.render();
+    return true;
+  }
+
   setOptions(changes: Partial<ViewOptions>): void {
     const before = this.options;
     this.options = { ...before, ...changes };

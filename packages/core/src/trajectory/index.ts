@@ -1,0 +1,3 @@
+export * from "./decode.ts";
+export * from "./read.ts";
+export * from "./trajectory.ts";

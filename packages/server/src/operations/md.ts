@@ -1,0 +1,394 @@
+/**
+ * Trajectory analysis: `/api/md/rdf`, `/api/md/rmsd`, `/api/md/hbonds`, `/api/md/clustering`.
+ * Each call is self-contained: the trajectory comes as a file (`{content, filename?, encoding}`,
+ * gzip/bzip2 detected by magic bytes) or as frames (structure dictionaries), a frame range
+ * selects frames (Python slice semantics), selections pick atoms by index or element. The work
+ * is done by pure core functions over typed arrays (see packages/core/src/md), proven equal to
+ * MDAnalysis, mdtraj, scipy and scikit-learn in the core's oracle tests. Units: Å, degrees, ps;
+ * indices 0-based.
+ */
+import {
+  centreFrames,
+  cutLinkage,
+  dbscan,
+  embed2d,
+  fail,
+  frameIndices,
+  hydrogenBonds,
+  kmeans,
+  type Linkage,
+  linkageMatrix,
+  medoids,
+  pairwiseRmsd,
+  rdf,
+  rmsdSeries,
+  selectAtoms,
+  unwrappedCoordinates,
+} from "atomstudio-core";
+import { z } from "zod";
+import { loadTrajectory, MD_LIMITS } from "../md/files.ts";
+import { defineOperation } from "../registry/operation.ts";
+import { StructureJSON } from "../registry/schemas.ts";
+
+const FileInput = z
+  .object({
+    content: z.string().describe("the file's text, or its bytes in base64"),
+    filename: z.string().optional().describe("used for format detection: XDATCAR, water.pdb, run.lammpstrj, md.extxyz"),
+    encoding: z.enum(["text", "base64"]).optional().describe("text (default) or base64 (gzip and bzip2 files)"),
+  })
+  .describe("a trajectory file: XDATCAR, extended XYZ, XYZ, multi-model PDB, LAMMPS dump; gzip/bzip2 detected by magic bytes");
+
+const Selection = z
+  .object({
+    indices: z.array(z.number().int()).optional().describe("0-based atom indices"),
+    elements: z.array(z.string()).optional().describe('element symbols, e.g. ["O"]'),
+  })
+  .describe("atoms by index or by element (one of the two); all atoms when omitted");
+
+const FrameRange = z
+  .object({
+    start: z.number().int().optional(),
+    stop: z.number().int().optional().describe("exclusive; negative counts from the end"),
+    step: z.number().int().min(1).optional().describe("stride"),
+  })
+  .describe("frames start, start+step, … below stop (Python slice semantics)");
+
+const common = {
+  trajectory: FileInput.optional(),
+  frames: z.array(StructureJSON).optional().describe("frames as structure dictionaries (instead of a file)"),
+  format: z.string().optional().describe("xdatcar, extxyz, xyz, pdb or lammpstrj; detected when omitted"),
+  lammps_types: z
+    .record(z.string(), z.string())
+    .optional()
+    .describe("LAMMPS atom type → element, for dumps without an element column (else type = atomic number)"),
+  frames_range: FrameRange.optional(),
+  timestep_ps: z.number().positive().optional().describe("time between consecutive frames of the file, ps"),
+};
+
+const commonErrors = [
+  { status: 400, code: "INVALID_FORMAT", when: "the file is not a readable trajectory (the message says what was tried)" },
+  { status: 400, code: "INVALID_ENCODING", when: "base64 or compressed data is corrupt" },
+  { status: 400, code: "MISSING_TRAJECTORY", when: "neither trajectory nor frames was given" },
+  { status: 400, code: "AMBIGUOUS_INPUT", when: "both trajectory and frames were given" },
+  { status: 400, code: "INCONSISTENT_FRAMES", when: "frames have different atom counts or species" },
+  { status: 400, code: "TOO_MANY_FRAMES", when: "more frames than the caps allow" },
+  { status: 400, code: "TOO_MANY_ATOMS", when: "more atoms per frame than the cap allows" },
+  { status: 400, code: "INVALID_FRAME_RANGE", when: "the frame range selects nothing" },
+  { status: 400, code: "EMPTY_SELECTION", when: "a selection matches no atom" },
+  { status: 400, code: "INVALID_INDEX", when: "a selected index is out of range" },
+  { status: 413, code: "PAYLOAD_TOO_LARGE", when: "the decompressed file is too large" },
+];
+
+const FrameInfo = {
+  format: z.string(),
+  n_atoms: z.number().int(),
+  n_frames_total: z.number().int(),
+  frames: z.array(z.number().int()).describe("analysed frame indices"),
+  time_ps: z.array(z.number()).nullable().describe("time of each analysed frame, ps (null when unknown)"),
+};
+
+interface Common {
+  trajectory?: z.infer<typeof FileInput> | undefined;
+  frames?: Record<string, unknown>[] | undefined;
+  format?: string | undefined;
+  lammps_types?: Record<string, string> | undefined;
+  frames_range?: z.infer<typeof FrameRange> | undefined;
+  timestep_ps?: number | undefined;
+}
+
+const prepare = (input: Common) => {
+  const { trajectory, format } = loadTrajectory(input);
+  const frames = frameIndices(trajectory.nFrames, input.frames_range ?? {});
+  const times = trajectory.times
+    ? frames.map((f) => trajectory.times?.[f] as number)
+    : input.timestep_ps !== undefined
+      ? frames.map((f) => f * (input.timestep_ps as number))
+      : null;
+  const info = { format, n_atoms: trajectory.nAtoms, n_frames_total: trajectory.nFrames, frames, time_ps: times };
+  return { trajectory, frames, info };
+};
+
+const round = (a: ArrayLike<number>, digits = 10): number[] => Array.from(a, (v) => Number(v.toFixed(digits)));
+
+export const rdfOp = defineOperation({
+  id: "md_rdf",
+  method: "POST",
+  path: "/api/md/rdf",
+  tag: "md",
+  summary: "Radial distribution function g(r) between two atom selections, with the running coordination number",
+  description:
+    "As MDAnalysis InterRDF (self-pairs excluded), minimum image in any cell, averaged over the selected frames. r_max_ang defaults to min(10, half the smallest perpendicular cell width); a larger one is 400 R_MAX_TOO_LARGE. A trajectory without a cell is 400 MISSING_LATTICE.",
+  input: z.object({
+    ...common,
+    selection_a: Selection.optional(),
+    selection_b: Selection.optional().describe("defaults to selection_a"),
+    r_max_ang: z.number().positive().optional(),
+    n_bins: z.number().int().min(1).optional().describe(`histogram bins (default 200, at most ${MD_LIMITS.maxBins})`),
+  }),
+  output: z.object({
+    ...FrameInfo,
+    r_max_ang: z.number(),
+    n_bins: z.number().int(),
+    r: z.array(z.number()).describe("bin centres, Å"),
+    g: z.array(z.number()),
+    coordination_number: z.array(z.number()).describe("mean number of B atoms within the bin's outer edge of an A atom"),
+    first_peak: z.object({ r: z.number(), g: z.number(), coordination_number: z.number() }),
+    n_a: z.number().int(),
+    n_b: z.number().int(),
+    density_b_per_ang3: z.number(),
+  }),
+  errors: [
+    ...commonErrors,
+    { status: 400, code: "MISSING_LATTICE", when: "the trajectory has no periodic cell" },
+    { status: 400, code: "R_MAX_TOO_LARGE", when: "r_max_ang is beyond half the smallest perpendicular cell width" },
+    { status: 400, code: "TOO_MANY_BINS", when: `n_bins above ${MD_LIMITS.maxBins}` },
+  ],
+  mcp: "svc_rdf",
+  assistant: { name: "md_rdf", description: "Radial distribution function of a trajectory file", replacesStructure: false },
+  handler: (input) => {
+    const nBins = input.n_bins ?? 200;
+    if (nBins > MD_LIMITS.maxBins)
+      fail("TOO_MANY_BINS", `n_bins ${nBins} is above ${MD_LIMITS.maxBins}`, { max_bins: MD_LIMITS.maxBins });
+    const { trajectory, frames, info } = prepare(input);
+    const a = selectAtoms(trajectory, input.selection_a, "selection_a");
+    const b = input.selection_b ? selectAtoms(trajectory, input.selection_b, "selection_b") : a;
+    const res = rdf(trajectory.select(rangeOf(frames)), {
+      a,
+      b,
+      ...(input.r_max_ang !== undefined ? { rMax: input.r_max_ang } : {}),
+      nBins,
+    });
+    const peak = res.g.indexOf(Math.max(...res.g));
+    return {
+      ...info,
+      r_max_ang: res.rMax,
+      n_bins: nBins,
+      r: round(res.r),
+      g: round(res.g),
+      coordination_number: round(res.cn),
+      first_peak: { r: res.r[peak] as number, g: res.g[peak] as number, coordination_number: res.cn[peak] as number },
+      n_a: a.length,
+      n_b: b.length,
+      density_b_per_ang3: res.densityB,
+    };
+  },
+});
+
+/** The frame list as a range again when it is one (it always is: frameIndices makes a range). */
+const rangeOf = (frames: number[]) => {
+  const start = frames[0] as number;
+  const step = frames.length > 1 ? (frames[1] as number) - start : 1;
+  return { start, stop: (frames[frames.length - 1] as number) + 1, step };
+};
+
+export const rmsdOp = defineOperation({
+  id: "md_rmsd",
+  method: "POST",
+  path: "/api/md/rmsd",
+  tag: "md",
+  summary: "RMSD of each frame against a reference frame, periodic jumps undone, optionally after an optimal fit",
+  description:
+    "Atoms are unwrapped frame to frame by the minimum image (MDAnalysis NoJump). With fit (default: only for trajectories without a cell, i.e. molecules) both frames are centred and optimally rotated (Kabsch, equal to mdtraj.rmsd); without it, the plain root-mean-square displacement.",
+  input: z.object({
+    ...common,
+    selection: Selection.optional(),
+    reference_frame: z.number().int().min(0).optional().describe("frame index in the file (default 0)"),
+    fit: z.boolean().optional().describe("centre and rotate onto the reference; default true for molecules, false in a cell"),
+    unwrap: z.boolean().optional().describe("undo periodic jumps (default true)"),
+  }),
+  output: z.object({
+    ...FrameInfo,
+    rmsd_ang: z.array(z.number()),
+    reference_frame: z.number().int(),
+    fit: z.boolean(),
+    unwrapped: z.boolean(),
+    n_selected: z.number().int(),
+  }),
+  errors: [...commonErrors, { status: 400, code: "INVALID_REFERENCE", when: "reference_frame is out of range" }],
+  mcp: "svc_rmsd",
+  assistant: { name: "md_rmsd", description: "RMSD over time of a trajectory file", replacesStructure: false },
+  handler: (input) => {
+    const { trajectory, frames, info } = prepare(input);
+    const atoms = selectAtoms(trajectory, input.selection);
+    const fit = input.fit ?? !trajectory.hasCell;
+    const unwrap = (input.unwrap ?? true) && trajectory.hasCell;
+    const reference = input.reference_frame ?? 0;
+    const rmsd = rmsdSeries(trajectory, { atoms, frames, reference, fit, unwrap });
+    return { ...info, rmsd_ang: round(rmsd), reference_frame: reference, fit, unwrapped: unwrap, n_selected: atoms.length };
+  },
+});
+
+const DEFAULT_DA = ["N", "O", "F"];
+
+export const hbondsOp = defineOperation({
+  id: "md_hbonds",
+  method: "POST",
+  path: "/api/md/hbonds",
+  tag: "md",
+  summary: "Hydrogen bonds per frame (donor–acceptor 3.0 Å, D–H–A ≥ 150°, as MDAnalysis HydrogenBondAnalysis)",
+  description:
+    "Donor–hydrogen pairs are the pairs within d_h_cutoff_ang, found again in each frame (MDAnalysis update_selections=True); a bond needs 1 Å < D–A ≤ d_a_cutoff_ang and angle D–H–A ≥ angle_cutoff_deg. Minimum image in any cell. Default donors and acceptors: N, O, F; hydrogens: H.",
+  input: z.object({
+    ...common,
+    donors: Selection.optional(),
+    hydrogens: Selection.optional(),
+    acceptors: Selection.optional(),
+    d_a_cutoff_ang: z.number().positive().max(6).optional(),
+    d_h_cutoff_ang: z.number().positive().max(3).optional(),
+    angle_cutoff_deg: z.number().min(0).max(180).optional(),
+    max_listed: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .describe(`bonds listed (counts are complete), at most ${MD_LIMITS.maxListedHbonds}`),
+  }),
+  output: z.object({
+    ...FrameInfo,
+    counts: z.array(z.number().int()),
+    mean_count: z.number(),
+    bonds: z.array(
+      z.object({
+        frame: z.number().int(),
+        donor: z.number().int(),
+        hydrogen: z.number().int(),
+        acceptor: z.number().int(),
+        distance_ang: z.number(),
+        angle_deg: z.number(),
+      }),
+    ),
+    truncated: z.boolean(),
+    n_donor_hydrogen_pairs: z.number().int(),
+  }),
+  errors: commonErrors,
+  mcp: "svc_hbonds",
+  assistant: { name: "md_hbonds", description: "Hydrogen bonds per frame of a trajectory file", replacesStructure: false },
+  handler: (input) => {
+    const { trajectory, frames, info } = prepare(input);
+    const donors = selectAtoms(trajectory, input.donors ?? { elements: DEFAULT_DA }, "donors");
+    const hydrogens = selectAtoms(trajectory, input.hydrogens ?? { elements: ["H"] }, "hydrogens");
+    const acceptors = selectAtoms(trajectory, input.acceptors ?? { elements: DEFAULT_DA }, "acceptors");
+    const res = hydrogenBonds(trajectory, {
+      donors,
+      hydrogens,
+      acceptors,
+      frames,
+      ...(input.d_a_cutoff_ang !== undefined ? { daCutoff: input.d_a_cutoff_ang } : {}),
+      ...(input.d_h_cutoff_ang !== undefined ? { dhCutoff: input.d_h_cutoff_ang } : {}),
+      ...(input.angle_cutoff_deg !== undefined ? { angleCutoff: input.angle_cutoff_deg } : {}),
+      maxListed: Math.min(input.max_listed ?? 1000, MD_LIMITS.maxListedHbonds),
+    });
+    const bonds = [];
+    for (let k = 0; k < res.distances.length; k++)
+      bonds.push({
+        frame: res.bonds[4 * k] as number,
+        donor: res.bonds[4 * k + 1] as number,
+        hydrogen: res.bonds[4 * k + 2] as number,
+        acceptor: res.bonds[4 * k + 3] as number,
+        distance_ang: Number((res.distances[k] as number).toFixed(6)),
+        angle_deg: Number((res.angles[k] as number).toFixed(4)),
+      });
+    const counts = Array.from(res.counts);
+    return {
+      ...info,
+      counts,
+      mean_count: counts.reduce((a, b) => a + b, 0) / counts.length,
+      bonds,
+      truncated: res.truncated,
+      n_donor_hydrogen_pairs: res.pairs.length / 2,
+    };
+  },
+});
+
+const METHODS = ["agglomerative", "dbscan", "kmeans"] as const;
+
+export const clusteringOp = defineOperation({
+  id: "md_clustering",
+  method: "POST",
+  path: "/api/md/clustering",
+  tag: "md",
+  summary: "Cluster trajectory frames by RMSD (agglomerative by default, DBSCAN, k-means), with a 2D embedding and medoid frames",
+  description: `Frames are compared by pairwise RMSD of the selection (fitted for molecules, on unwrapped coordinates in a cell). agglomerative: scipy linkage (average by default) cut into n_clusters or at distance_threshold_ang; dbscan: scikit-learn DBSCAN on the RMSD matrix (eps_ang, min_samples; label -1 is noise); kmeans: scikit-learn KMeans on the coordinates. More than ${MD_LIMITS.maxClusterFrames} frames is 400 TOO_MANY_FRAMES: give frames_range.step. HDBSCAN is not offered yet (no maintained JavaScript implementation to build on).`,
+  input: z.object({
+    ...common,
+    selection: Selection.optional(),
+    method: z.enum(METHODS).optional().describe("agglomerative (default), dbscan or kmeans"),
+    n_clusters: z.number().int().min(1).optional().describe("agglomerative and kmeans (default 3)"),
+    linkage: z.enum(["single", "complete", "average", "ward"]).optional(),
+    distance_threshold_ang: z.number().positive().optional().describe("agglomerative: cut at this RMSD instead of n_clusters"),
+    eps_ang: z.number().positive().optional().describe("dbscan neighbourhood radius, Å RMSD (default 1.0)"),
+    min_samples: z.number().int().min(1).optional().describe("dbscan (default 5)"),
+    fit: z.boolean().optional(),
+    seed: z.number().int().optional().describe("kmeans seed (default 0)"),
+  }),
+  output: z.object({
+    ...FrameInfo,
+    method: z.string(),
+    labels: z.array(z.number().int()).describe("cluster of each analysed frame (-1: noise)"),
+    n_clusters: z.number().int(),
+    clusters: z.array(z.object({ cluster: z.number().int(), size: z.number().int(), medoid_frame: z.number().int() })),
+    embedding: z.array(z.array(z.number())).describe("2D classical MDS of the RMSD matrix, one point per frame"),
+    metric: z.literal("rmsd_ang"),
+    fit: z.boolean(),
+  }),
+  errors: [...commonErrors, { status: 400, code: "INVALID_N_CLUSTERS", when: "n_clusters exceeds the frames" }],
+  mcp: "svc_clustering",
+  assistant: { name: "md_clustering", description: "Cluster the frames of a trajectory file", replacesStructure: false },
+  handler: (input) => {
+    const { trajectory, frames, info } = prepare(input);
+    const F = frames.length;
+    if (F > MD_LIMITS.maxClusterFrames)
+      fail(
+        "TOO_MANY_FRAMES",
+        `Clustering compares every pair of frames; ${F} frames is above ${MD_LIMITS.maxClusterFrames}: give frames_range.step (a stride of ${Math.ceil(F / MD_LIMITS.maxClusterFrames)} fits)`,
+        { n_frames: F, max_frames: MD_LIMITS.maxClusterFrames, stride: Math.ceil(F / MD_LIMITS.maxClusterFrames) },
+      );
+    const atoms = selectAtoms(trajectory, input.selection);
+    if ((F * F * atoms.length) / 2 > MD_LIMITS.maxClusterWork)
+      fail(
+        "TOO_MANY_FRAMES",
+        `${F} frames × ${atoms.length} atoms is too much pairwise work; use a stride or a smaller selection`,
+        {
+          n_frames: F,
+          n_atoms: atoms.length,
+        },
+      );
+    const method = input.method ?? "agglomerative";
+    const fit = input.fit ?? !trajectory.hasCell;
+    const n = atoms.length;
+    const xyz = unwrappedCoordinates(trajectory, atoms, frames, trajectory.hasCell);
+    if (fit) centreFrames(xyz, n);
+    const dist = pairwiseRmsd(xyz, n, fit);
+    const k = input.n_clusters ?? Math.min(3, F);
+    if ((method === "agglomerative" || method === "kmeans") && k > F)
+      fail("INVALID_N_CLUSTERS", `n_clusters ${k} exceeds the ${F} frames`, { n_clusters: k, n_frames: F });
+    let labels: Int32Array;
+    if (method === "dbscan") labels = dbscan(dist, F, input.eps_ang ?? 1.0, input.min_samples ?? 5);
+    else if (method === "kmeans") labels = kmeans(xyz, F, k, { seed: input.seed ?? 0 }).labels;
+    else {
+      const Z = linkageMatrix(dist, F, (input.linkage ?? "average") as Linkage);
+      labels = cutLinkage(Z, F, input.distance_threshold_ang !== undefined ? { threshold: input.distance_threshold_ang } : { k });
+    }
+    const med = medoids(dist, F, labels);
+    const emb = embed2d(dist, F);
+    return {
+      ...info,
+      method,
+      labels: Array.from(labels),
+      n_clusters: med.length,
+      clusters: med.map((m, c) => ({
+        cluster: c,
+        size: labels.filter((l) => l === c).length,
+        medoid_frame: frames[m] as number,
+      })),
+      embedding: Array.from({ length: F }, (_, i) => [
+        Number((emb[2 * i] as number).toFixed(6)),
+        Number((emb[2 * i + 1] as number).toFixed(6)),
+      ]),
+      metric: "rmsd_ang" as const,
+      fit,
+    };
+  },
+});
+
+export const mdOps = [rdfOp, rmsdOp, hbondsOp, clusteringOp];

@@ -22,6 +22,8 @@ import {
   toDict,
 } from "atomstudio-core";
 
+import { type MdAnalysis, mdAnalyses } from "../md/analyses.ts";
+
 type Dict = Record<string, unknown>;
 
 const slabTask = (args: { structure: Dict } & SlabOptions) => {
@@ -64,6 +66,7 @@ export const tasks = {
   standardCell: standardCellTask,
   slab: slabTask,
   parse: parseTask,
+  md: ({ analysis, input }: { analysis: MdAnalysis; input: unknown }) => (mdAnalyses[analysis] as (i: unknown) => unknown)(input),
 };
 
 export type ComputeTasks = typeof tasks;

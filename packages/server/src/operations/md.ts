@@ -7,28 +7,23 @@
  * MDAnalysis, mdtraj, scipy and scikit-learn in the core's oracle tests. Units: Å, degrees, ps;
  * indices 0-based.
  */
-import {
-  centreFrames,
-  cutLinkage,
-  dbscan,
-  embed2d,
-  fail,
-  frameIndices,
-  hydrogenBonds,
-  kmeans,
-  type Linkage,
-  linkageMatrix,
-  medoids,
-  pairwiseRmsd,
-  rdf,
-  rmsdSeries,
-  selectAtoms,
-  unwrappedCoordinates,
-} from "atomstudio-core";
 import { z } from "zod";
-import { loadTrajectory, MD_LIMITS } from "../md/files.ts";
+import { COMPUTE_ERRORS, compute } from "../compute/service.ts";
+import type { ServiceContext } from "../context.ts";
+import type { MdAnalysis } from "../md/analyses.ts";
+import { MD_LIMITS } from "../md/files.ts";
 import { defineOperation } from "../registry/operation.ts";
 import { StructureJSON } from "../registry/schemas.ts";
+
+/**
+ * Analyses read whole trajectories (10,000 atoms × 1,000 frames takes tens of seconds here): they
+ * get ten times the compute pool's usual deadline.
+ */
+const inPool = <I>(ctx: ServiceContext, analysis: MdAnalysis, input: I) =>
+  compute(ctx).run("md", { analysis, input } as never, {
+    deadlineMs: ctx.config.computeDeadlineMs * 10,
+    ...(ctx.request?.signal ? { signal: ctx.request.signal } : {}),
+  }) as never;
 
 const FileInput = z
   .object({
@@ -77,6 +72,7 @@ const commonErrors = [
   { status: 400, code: "EMPTY_SELECTION", when: "a selection matches no atom" },
   { status: 400, code: "INVALID_INDEX", when: "a selected index is out of range" },
   { status: 413, code: "PAYLOAD_TOO_LARGE", when: "the decompressed file is too large" },
+  ...COMPUTE_ERRORS,
 ];
 
 const FrameInfo = {
@@ -86,29 +82,6 @@ const FrameInfo = {
   frames: z.array(z.number().int()).describe("analysed frame indices"),
   time_ps: z.array(z.number()).nullable().describe("time of each analysed frame, ps (null when unknown)"),
 };
-
-interface Common {
-  trajectory?: z.infer<typeof FileInput> | undefined;
-  frames?: Record<string, unknown>[] | undefined;
-  format?: string | undefined;
-  lammps_types?: Record<string, string> | undefined;
-  frames_range?: z.infer<typeof FrameRange> | undefined;
-  timestep_ps?: number | undefined;
-}
-
-const prepare = (input: Common) => {
-  const { trajectory, format } = loadTrajectory(input);
-  const frames = frameIndices(trajectory.nFrames, input.frames_range ?? {});
-  const times = trajectory.times
-    ? frames.map((f) => trajectory.times?.[f] as number)
-    : input.timestep_ps !== undefined
-      ? frames.map((f) => f * (input.timestep_ps as number))
-      : null;
-  const info = { format, n_atoms: trajectory.nAtoms, n_frames_total: trajectory.nFrames, frames, time_ps: times };
-  return { trajectory, frames, info };
-};
-
-const round = (a: ArrayLike<number>, digits = 10): number[] => Array.from(a, (v) => Number(v.toFixed(digits)));
 
 export const rdfOp = defineOperation({
   id: "md_rdf",
@@ -145,41 +118,9 @@ export const rdfOp = defineOperation({
   ],
   mcp: "svc_rdf",
   assistant: { name: "md_rdf", description: "Radial distribution function of a trajectory file", replacesStructure: false },
-  handler: (input) => {
-    const nBins = input.n_bins ?? 200;
-    if (nBins > MD_LIMITS.maxBins)
-      fail("TOO_MANY_BINS", `n_bins ${nBins} is above ${MD_LIMITS.maxBins}`, { max_bins: MD_LIMITS.maxBins });
-    const { trajectory, frames, info } = prepare(input);
-    const a = selectAtoms(trajectory, input.selection_a, "selection_a");
-    const b = input.selection_b ? selectAtoms(trajectory, input.selection_b, "selection_b") : a;
-    const res = rdf(trajectory.select(rangeOf(frames)), {
-      a,
-      b,
-      ...(input.r_max_ang !== undefined ? { rMax: input.r_max_ang } : {}),
-      nBins,
-    });
-    const peak = res.g.indexOf(Math.max(...res.g));
-    return {
-      ...info,
-      r_max_ang: res.rMax,
-      n_bins: nBins,
-      r: round(res.r),
-      g: round(res.g),
-      coordination_number: round(res.cn),
-      first_peak: { r: res.r[peak] as number, g: res.g[peak] as number, coordination_number: res.cn[peak] as number },
-      n_a: a.length,
-      n_b: b.length,
-      density_b_per_ang3: res.densityB,
-    };
-  },
+  // CPU work: in the compute pool (worker threads, deadline), never on the event loop.
+  handler: (input, ctx) => inPool(ctx, "rdf", input),
 });
-
-/** The frame list as a range again when it is one (it always is: frameIndices makes a range). */
-const rangeOf = (frames: number[]) => {
-  const start = frames[0] as number;
-  const step = frames.length > 1 ? (frames[1] as number) - start : 1;
-  return { start, stop: (frames[frames.length - 1] as number) + 1, step };
-};
 
 export const rmsdOp = defineOperation({
   id: "md_rmsd",
@@ -207,18 +148,9 @@ export const rmsdOp = defineOperation({
   errors: [...commonErrors, { status: 400, code: "INVALID_REFERENCE", when: "reference_frame is out of range" }],
   mcp: "svc_rmsd",
   assistant: { name: "md_rmsd", description: "RMSD over time of a trajectory file", replacesStructure: false },
-  handler: (input) => {
-    const { trajectory, frames, info } = prepare(input);
-    const atoms = selectAtoms(trajectory, input.selection);
-    const fit = input.fit ?? !trajectory.hasCell;
-    const unwrap = (input.unwrap ?? true) && trajectory.hasCell;
-    const reference = input.reference_frame ?? 0;
-    const rmsd = rmsdSeries(trajectory, { atoms, frames, reference, fit, unwrap });
-    return { ...info, rmsd_ang: round(rmsd), reference_frame: reference, fit, unwrapped: unwrap, n_selected: atoms.length };
-  },
+  // CPU work: in the compute pool (worker threads, deadline), never on the event loop.
+  handler: (input, ctx) => inPool(ctx, "rmsd", input),
 });
-
-const DEFAULT_DA = ["N", "O", "F"];
 
 export const hbondsOp = defineOperation({
   id: "md_hbonds",
@@ -263,41 +195,8 @@ export const hbondsOp = defineOperation({
   errors: commonErrors,
   mcp: "svc_hbonds",
   assistant: { name: "md_hbonds", description: "Hydrogen bonds per frame of a trajectory file", replacesStructure: false },
-  handler: (input) => {
-    const { trajectory, frames, info } = prepare(input);
-    const donors = selectAtoms(trajectory, input.donors ?? { elements: DEFAULT_DA }, "donors");
-    const hydrogens = selectAtoms(trajectory, input.hydrogens ?? { elements: ["H"] }, "hydrogens");
-    const acceptors = selectAtoms(trajectory, input.acceptors ?? { elements: DEFAULT_DA }, "acceptors");
-    const res = hydrogenBonds(trajectory, {
-      donors,
-      hydrogens,
-      acceptors,
-      frames,
-      ...(input.d_a_cutoff_ang !== undefined ? { daCutoff: input.d_a_cutoff_ang } : {}),
-      ...(input.d_h_cutoff_ang !== undefined ? { dhCutoff: input.d_h_cutoff_ang } : {}),
-      ...(input.angle_cutoff_deg !== undefined ? { angleCutoff: input.angle_cutoff_deg } : {}),
-      maxListed: Math.min(input.max_listed ?? 1000, MD_LIMITS.maxListedHbonds),
-    });
-    const bonds = [];
-    for (let k = 0; k < res.distances.length; k++)
-      bonds.push({
-        frame: res.bonds[4 * k] as number,
-        donor: res.bonds[4 * k + 1] as number,
-        hydrogen: res.bonds[4 * k + 2] as number,
-        acceptor: res.bonds[4 * k + 3] as number,
-        distance_ang: Number((res.distances[k] as number).toFixed(6)),
-        angle_deg: Number((res.angles[k] as number).toFixed(4)),
-      });
-    const counts = Array.from(res.counts);
-    return {
-      ...info,
-      counts,
-      mean_count: counts.reduce((a, b) => a + b, 0) / counts.length,
-      bonds,
-      truncated: res.truncated,
-      n_donor_hydrogen_pairs: res.pairs.length / 2,
-    };
-  },
+  // CPU work: in the compute pool (worker threads, deadline), never on the event loop.
+  handler: (input, ctx) => inPool(ctx, "hbonds", input),
 });
 
 const METHODS = ["agglomerative", "dbscan", "kmeans"] as const;
@@ -334,61 +233,8 @@ export const clusteringOp = defineOperation({
   errors: [...commonErrors, { status: 400, code: "INVALID_N_CLUSTERS", when: "n_clusters exceeds the frames" }],
   mcp: "svc_clustering",
   assistant: { name: "md_clustering", description: "Cluster the frames of a trajectory file", replacesStructure: false },
-  handler: (input) => {
-    const { trajectory, frames, info } = prepare(input);
-    const F = frames.length;
-    if (F > MD_LIMITS.maxClusterFrames)
-      fail(
-        "TOO_MANY_FRAMES",
-        `Clustering compares every pair of frames; ${F} frames is above ${MD_LIMITS.maxClusterFrames}: give frames_range.step (a stride of ${Math.ceil(F / MD_LIMITS.maxClusterFrames)} fits)`,
-        { n_frames: F, max_frames: MD_LIMITS.maxClusterFrames, stride: Math.ceil(F / MD_LIMITS.maxClusterFrames) },
-      );
-    const atoms = selectAtoms(trajectory, input.selection);
-    if ((F * F * atoms.length) / 2 > MD_LIMITS.maxClusterWork)
-      fail(
-        "TOO_MANY_FRAMES",
-        `${F} frames × ${atoms.length} atoms is too much pairwise work; use a stride or a smaller selection`,
-        {
-          n_frames: F,
-          n_atoms: atoms.length,
-        },
-      );
-    const method = input.method ?? "agglomerative";
-    const fit = input.fit ?? !trajectory.hasCell;
-    const n = atoms.length;
-    const xyz = unwrappedCoordinates(trajectory, atoms, frames, trajectory.hasCell);
-    if (fit) centreFrames(xyz, n);
-    const dist = pairwiseRmsd(xyz, n, fit);
-    const k = input.n_clusters ?? Math.min(3, F);
-    if ((method === "agglomerative" || method === "kmeans") && k > F)
-      fail("INVALID_N_CLUSTERS", `n_clusters ${k} exceeds the ${F} frames`, { n_clusters: k, n_frames: F });
-    let labels: Int32Array;
-    if (method === "dbscan") labels = dbscan(dist, F, input.eps_ang ?? 1.0, input.min_samples ?? 5);
-    else if (method === "kmeans") labels = kmeans(xyz, F, k, { seed: input.seed ?? 0 }).labels;
-    else {
-      const Z = linkageMatrix(dist, F, (input.linkage ?? "average") as Linkage);
-      labels = cutLinkage(Z, F, input.distance_threshold_ang !== undefined ? { threshold: input.distance_threshold_ang } : { k });
-    }
-    const med = medoids(dist, F, labels);
-    const emb = embed2d(dist, F);
-    return {
-      ...info,
-      method,
-      labels: Array.from(labels),
-      n_clusters: med.length,
-      clusters: med.map((m, c) => ({
-        cluster: c,
-        size: labels.filter((l) => l === c).length,
-        medoid_frame: frames[m] as number,
-      })),
-      embedding: Array.from({ length: F }, (_, i) => [
-        Number((emb[2 * i] as number).toFixed(6)),
-        Number((emb[2 * i + 1] as number).toFixed(6)),
-      ]),
-      metric: "rmsd_ang" as const,
-      fit,
-    };
-  },
+  // CPU work: in the compute pool (worker threads, deadline), never on the event loop.
+  handler: (input, ctx) => inPool(ctx, "clustering", input),
 });
 
 export const mdOps = [rdfOp, rmsdOp, hbondsOp, clusteringOp];

@@ -1,5 +1,6 @@
 /** Mapping of upstream failures onto the service's codes (decisions §3), keys redacted. */
 import { AtomStudioError } from "atomstudio-core";
+import { serviceError } from "../errors/codes.ts";
 import { redact } from "./secrets.ts";
 
 interface ApiErrorLike {
@@ -42,10 +43,10 @@ export const upstreamError = (
   const status = typeof e.status === "number" ? e.status : null;
   const message = redact(upstreamMessage(e), secrets, {});
   if (status === 401 || status === 403)
-    return new AtomStudioError("INVALID_API_KEY", `${provider} rejected the API key: ${message}`, { provider, status }, 401);
+    return serviceError("INVALID_API_KEY", `${provider} rejected the API key: ${message}`, { provider, status });
   if (status === null)
-    return new AtomStudioError("UPSTREAM_ERROR", `Could not reach ${provider}: ${message}`, { provider, status: null }, 502);
-  return new AtomStudioError("UPSTREAM_ERROR", `${provider} returned HTTP ${status}: ${message}`, { provider, status }, 502);
+    return serviceError("UPSTREAM_ERROR", `Could not reach ${provider}: ${message}`, { provider, status: null });
+  return serviceError("UPSTREAM_ERROR", `${provider} returned HTTP ${status}: ${message}`, { provider, status });
 };
 
 /** The in-stream form of an error after the stream started (malformed chunk, dropped connection, error event). */

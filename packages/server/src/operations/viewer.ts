@@ -5,7 +5,6 @@
  * studio answers.
  */
 import {
-  AtomStudioError,
   density,
   fail,
   fromDict,
@@ -17,6 +16,7 @@ import {
 } from "atomstudio-core";
 import { z } from "zod";
 import type { ServiceContext } from "../context.ts";
+import { serviceError } from "../errors/codes.ts";
 import { defineOperation } from "../registry/operation.ts";
 import { StructureJSON } from "../registry/schemas.ts";
 import { noViewer } from "../viewer/hub.ts";
@@ -102,7 +102,7 @@ export const screenshotOp = defineOperation({
       fail("INVALID_QUALITY", `quality must be from 0 to 1, got ${input.quality}`, { quality: input.quality });
     const params = { ...input, format };
     const r = (await relayOf(ctx).request(clientIdOf(ctx), "screenshot", params)) as { image?: unknown; format?: unknown };
-    if (typeof r?.image !== "string") throw new AtomStudioError("VIEWER_ERROR", "The studio sent no image", undefined, 502);
+    if (typeof r?.image !== "string") throw serviceError("VIEWER_ERROR", "The studio sent no image");
     const image = r.image.replace(/^data:[^,]*,/, "");
     const size = Buffer.from(image, "base64").length;
     return { image, format, width: input.width, height: input.height, size_bytes: size };
@@ -193,7 +193,7 @@ export const structureInfoOp = defineOperation({
     const r = (await relayOf(ctx).request(clientIdOf(ctx), "get_structure", {})) as { structure?: unknown } | null;
     const dict = r?.structure;
     if (!dict || typeof dict !== "object" || !Array.isArray((dict as { sites?: unknown }).sites))
-      throw new AtomStudioError("NO_STRUCTURE_LOADED", "The studio has no structure loaded", undefined, 404);
+      throw serviceError("NO_STRUCTURE_LOADED", "The studio has no structure loaded");
     const s = fromDict(StructureJSON.parse(dict));
     if (s.length > ctx.config.symmetryMaxAtoms) return infoWithoutSymmetry(s);
     await initSymmetry();

@@ -9,6 +9,7 @@ import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { AtomStudioError } from "atomstudio-core";
+import { serviceError, statusOf } from "../errors/codes.ts";
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../../../..");
 
@@ -19,26 +20,10 @@ export const workerPython = (configured?: string): string => {
   return existsSync(venv) ? venv : "python3";
 };
 
-/** HTTP status of each worker error code (decisions §3). */
-const STATUS: Record<string, number> = {
-  UNKNOWN_CALCULATOR: 400,
-  CALCULATOR_UNAVAILABLE: 400,
-  UNSUPPORTED_ELEMENTS: 400,
-  OPTIMIZER_UNAVAILABLE: 400,
-  UNKNOWN_OPTIMIZER: 400,
-  UNSUPPORTED_OPTION: 400,
-  MISSING_LATTICE: 400,
-  INVALID_STRUCTURE: 400,
-  INVALID_INDEX: 400,
-  MALFORMED_REQUEST: 422,
-  CANCELLED: 409,
-  SHUTTING_DOWN: 503,
-  CALCULATION_FAILED: 500,
-};
-
 export const workerError = (e: { code?: string; message?: string; details?: Record<string, unknown> }): AtomStudioError => {
   const code = e.code ?? "INTERNAL_ERROR";
-  return new AtomStudioError(code, e.message ?? code, e.details, STATUS[code] ?? 500);
+  // The status comes from the error-code table (errors/codes.ts), like every other error's.
+  return new AtomStudioError(code, e.message ?? code, e.details, statusOf(code, 500));
 };
 
 interface Pending {
@@ -69,8 +54,7 @@ export class WorkerProcess {
     this.child.stdin?.on("error", () => {});
     this.exited = new Promise((res) => {
       const die = (why: string) => {
-        if (!this.#dead)
-          this.#dead = new AtomStudioError("WORKER_DIED", why, { stderr: this.#stderrTail.join("").slice(-2000) }, 502);
+        if (!this.#dead) this.#dead = serviceError("WORKER_DIED", why, { stderr: this.#stderrTail.join("").slice(-2000) });
         for (const p of this.#pending.values()) p.reject(this.#dead);
         this.#pending.clear();
         res();

@@ -1,5 +1,5 @@
-import { AtomStudioError } from "atomstudio-core";
 import type { z } from "zod";
+import { serviceError } from "../errors/codes.ts";
 import type { Operation } from "./operation.ts";
 
 /**
@@ -11,10 +11,7 @@ export const parseInput = <I extends z.ZodType>(op: Operation<I>, raw: unknown):
   const r = op.input.safeParse(raw ?? {});
   if (r.success) return r.data;
   const fields = r.error.issues.map((i) => ({ path: i.path.map(String).join(".") || "(body)", message: i.message }));
-  throw new AtomStudioError(
-    "MALFORMED_REQUEST",
-    `Malformed request: ${fields.map((f) => `${f.path}: ${f.message}`).join("; ")}`,
-    { fields },
-    422,
-  );
+  throw serviceError("MALFORMED_REQUEST", `Malformed request: ${fields.map((f) => `${f.path}: ${f.message}`).join("; ")}`, {
+    fields,
+  });
 };

@@ -4,8 +4,8 @@
  * yield text deltas.
  */
 import Anthropic from "@anthropic-ai/sdk";
-import { AtomStudioError } from "atomstudio-core";
 import { z } from "zod";
+import { serviceError } from "../../errors/codes.ts";
 import { streamError, upstreamError } from "../errors.ts";
 import { heldSecrets } from "../secrets.ts";
 import type { SseStream } from "../sse.ts";
@@ -83,20 +83,17 @@ export const streamHosted = async (req: HostedRequest, sse: SseStream, env: Node
   const spec: ProviderSpec | undefined = HOSTED_PROVIDERS.find((p) => p.id === req.provider);
   const mod = spec && HOSTED_MODULES[spec.id];
   if (!spec || !mod)
-    throw new AtomStudioError(
+    throw serviceError(
       "UNKNOWN_PROVIDER",
       `Unknown provider ${JSON.stringify(req.provider)}; known: ${HOSTED_PROVIDERS.map((p) => p.id).join(", ")}`,
       { provider: req.provider, known: HOSTED_PROVIDERS.map((p) => p.id) },
-      400,
     );
   const apiKey = serverKeyOf(spec, env);
   if (!apiKey)
-    throw new AtomStudioError(
-      "MISSING_API_KEY",
-      `No API key for ${spec.id}: set ${spec.keyVar}`,
-      { provider: spec.id, env: spec.keyVar },
-      401,
-    );
+    throw serviceError("MISSING_API_KEY", `No API key for ${spec.id}: set ${spec.keyVar}`, {
+      provider: spec.id,
+      env: spec.keyVar,
+    });
   const secrets = heldSecrets(env, apiKey);
   let deltas: AsyncIterable<string>;
   try {

@@ -5,6 +5,7 @@
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
+import { AtomStudioError } from "atomstudio-core";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ERROR_CODES, errorTableMarkdown, isErrorCode, statusOf } from "../src/errors/codes.ts";
@@ -100,15 +101,7 @@ describe("the error-code table", () => {
 describe("statuses come from the table", () => {
   // [what, error, expected status]
   const rows: Array<[string, unknown, number]> = [
-    [
-      "a core 400",
-      new (class extends Error {
-        name = "AtomStudioError";
-        code = "EMPTY_INDICES";
-        status = 400;
-      })("x"),
-      400,
-    ],
+    ["a core 400", new AtomStudioError("EMPTY_INDICES", "no indices"), 400],
     ["a worker code", workerError({ code: "CANCELLED", message: "stop" }), 409],
     ["a worker code the table lacks", workerError({ code: "SOMETHING_NEW", message: "?" }), 500],
     ["a studio's code", viewerError({ code: "NO_STRUCTURE_LOADED", message: "empty" }), 404],

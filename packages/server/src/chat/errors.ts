@@ -1,5 +1,6 @@
 /** Mapping of upstream failures onto the service's codes (decisions §3), keys redacted. */
 import { AtomStudioError } from "atomstudio-core";
+import { z } from "zod";
 import { serviceError } from "../errors/codes.ts";
 import { redact } from "./secrets.ts";
 
@@ -55,4 +56,17 @@ export const streamError = (err: unknown, provider: string, secrets: readonly (s
   const status = typeof e.status === "number" ? e.status : null;
   const message = redact(upstreamMessage(e), secrets, {});
   return { error: `${provider} stream failed${status ? ` (HTTP ${status})` : ""}: ${message}`, code: "UPSTREAM_ERROR" };
+};
+
+/** `max_tokens`: an integer (zod, 422 otherwise), published with its minimum; 0 or less is 400 INVALID_MAX_TOKENS. */
+export const MaxTokens = z.number().int().meta({ minimum: 1 }).default(2048);
+
+/** Range checks of a well-formed chat request, before any provider is contacted: 400 with a code, never 422. */
+export const checkChatRanges = (req: { messages: unknown[]; max_tokens: number }): void => {
+  if (req.messages.length === 0)
+    throw serviceError("EMPTY_MESSAGES", "messages must hold at least one message", { field: "messages" });
+  if (req.max_tokens < 1)
+    throw serviceError("INVALID_MAX_TOKENS", `max_tokens must be 1 or more, got ${req.max_tokens}`, {
+      max_tokens: req.max_tokens,
+    });
 };

@@ -134,6 +134,7 @@ export const ERROR_CODES = {
   NOT_RUNNING: { status: 409, meaning: "WebSocket event: cancel with no optimization running" },
 
   // Chat providers and command-line agents.
+  INVALID_MAX_TOKENS: { status: 400, meaning: "a chat request with max_tokens below 1" },
   EMPTY_MESSAGES: { status: 400, meaning: "a chat request with an empty `messages` list" },
   UNKNOWN_PROVIDER: { status: 400, meaning: "not one of the chat providers (and no `base_url`)" },
   MISSING_API_KEY: {

@@ -20,13 +20,16 @@ const Miller = z.array(z.number().int()).length(3).describe("Miller indices h, k
 const SlabRequest = z.object({
   structure: StructureJSON.describe("bulk structure"),
   miller: Miller,
-  thickness: z.number().describe("no fractional part (3, 3.0): number of atomic layers; otherwise Angstrom"),
-  vacuum: z.number().default(15).describe("Angstrom"),
+  thickness: z
+    .number()
+    .meta({ exclusiveMinimum: 0 })
+    .describe("no fractional part (3, 3.0): number of atomic layers; otherwise Angstrom"),
+  vacuum: z.number().meta({ minimum: 0 }).default(15).describe("Angstrom"),
   center_slab: z.boolean().default(true).describe("center the slab in the vacuum"),
   primitive: z.boolean().default(true).describe("reduce to the primitive cell"),
-  max_normal_search: z.number().int().default(1).describe("maximum index for the normal search"),
+  max_normal_search: z.number().int().meta({ minimum: 0 }).default(1).describe("maximum index for the normal search"),
   symmetrize: z.boolean().default(false).describe("remove surface atoms until both faces are equivalent"),
-  termination_index: z.number().int().default(0).describe("which termination to return (0-based)"),
+  termination_index: z.number().int().meta({ minimum: 0 }).default(0).describe("which termination to return (0-based)"),
 });
 
 const SlabResult = z.object({

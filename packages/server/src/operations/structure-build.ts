@@ -1,11 +1,14 @@
 /** Structure building: supercell, merge, and the legacy string-scaled supercell of `/api/build`. */
-import { fail, fromDict, merge, structureFormula, supercell, toDict } from "atomstudio-core";
+import { fail, fromDict, MAX_SCALING, MERGE_MODES, merge, structureFormula, supercell, toDict } from "atomstudio-core";
 import { z } from "zod";
 import { defineOperation } from "../registry/operation.ts";
 import { StructureJSON, StructureResult, Vec3 } from "../registry/schemas.ts";
 
 const tag = "structure-build";
-const Scaling = z.array(z.number().int()).length(3).describe("repetitions along a, b, c; each 1 to 10");
+const Scaling = z
+  .array(z.number().int().meta({ minimum: 1, maximum: MAX_SCALING }))
+  .length(3)
+  .describe(`repetitions along a, b, c; each 1 to ${MAX_SCALING} (outside: 400 INVALID_SCALING)`);
 
 export const supercellOp = defineOperation({
   id: "supercell",
@@ -50,7 +53,11 @@ export const mergeOp = defineOperation({
     base: StructureJSON.describe("base structure; its lattice is preserved"),
     incoming: StructureJSON,
     position: Vec3.describe("Cartesian position of the incoming structure's geometric centre"),
-    mode: z.string().default("preserve_lattice").describe("preserve_lattice (default) or to_molecule"),
+    mode: z
+      .string()
+      .meta({ enum: [...MERGE_MODES] })
+      .default("preserve_lattice")
+      .describe("preserve_lattice (default) or to_molecule"),
   }),
   output: z.object({
     ...StructureResult,

@@ -72,7 +72,10 @@ export const exportOp = defineOperation({
   summary: "Write a structure (or several frames) as CIF, POSCAR, XYZ, extended XYZ, PDB or pymatgen JSON",
   input: z.object({
     structure: StructureJSON,
-    format: z.string().describe(`one of ${FORMAT_IDS.join(", ")}`),
+    format: z
+      .string()
+      .meta({ enum: FORMAT_IDS })
+      .describe(`one of ${FORMAT_IDS.join(", ")} (or an alias such as vasp)`),
     frames: z.array(StructureJSON).optional().describe("write these frames instead (formats that hold several)"),
   }),
   output: z.object({ content: z.string(), format: z.string(), filename: z.string(), n_atoms: z.number().int() }),

@@ -1,7 +1,7 @@
 import OpenAI from "openai";
 import { z } from "zod";
 import { serviceError } from "../../errors/codes.ts";
-import { streamError, upstreamError } from "../errors.ts";
+import { checkChatRanges, MaxTokens, streamError, upstreamError } from "../errors.ts";
 import { heldSecrets } from "../secrets.ts";
 import type { SseStream } from "../sse.ts";
 import { ChunkNormalizer } from "./normalize.ts";
@@ -16,11 +16,14 @@ export const OpenAICompatMessage = z.object({
 });
 
 export const CompatRequest = z.object({
-  messages: z.array(OpenAICompatMessage).min(1),
+  messages: z
+    .array(OpenAICompatMessage)
+    .meta({ minItems: 1 })
+    .describe("at least one message (an empty list is 400 EMPTY_MESSAGES)"),
   provider: z.string().default(COMPAT_PROVIDERS[0]!.id),
   model: z.string().nullish(),
   temperature: z.number().default(0.3),
-  max_tokens: z.number().int().positive().default(2048),
+  max_tokens: MaxTokens,
   tools: z.array(z.record(z.string(), z.unknown())).nullish(),
   tool_choice: z.union([z.string(), z.record(z.string(), z.unknown())]).nullish(),
   base_url: z.string().url().nullish(),
@@ -86,6 +89,7 @@ export const openaiClient = (baseURL: string, apiKey: string | null): OpenAI =>
   });
 
 export const streamOpenAICompat = async (req: CompatRequest, sse: SseStream, env: NodeJS.ProcessEnv): Promise<void> => {
+  checkChatRanges(req);
   const target = resolveCompatTarget(req, env);
   const secrets = heldSecrets(env, target.apiKey);
   const client = openaiClient(target.baseURL, target.apiKey);

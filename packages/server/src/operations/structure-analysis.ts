@@ -12,13 +12,13 @@ import {
 } from "atomstudio-core";
 import { z } from "zod";
 import { defineOperation } from "../registry/operation.ts";
-import { StructureJSON, StructureResult } from "../registry/schemas.ts";
+import { PeriodicStructureJSON, StructureJSON, StructureResult } from "../registry/schemas.ts";
 import { StructureInfoResult } from "./viewer.ts";
 
 const Miller = z.array(z.number().int()).length(3).describe("Miller indices h, k, l");
 
 const SlabRequest = z.object({
-  structure: StructureJSON.describe("bulk structure"),
+  structure: PeriodicStructureJSON.describe("bulk structure"),
   miller: Miller,
   thickness: z
     .number()
@@ -121,7 +121,7 @@ const standardCell = (kind: "conventional" | "primitive") =>
       kind === "conventional"
         ? "The conventional standard cell (spglib's standardized cell)"
         : "The primitive standard cell (spglib's primitive standardized cell)",
-    input: z.object({ structure: StructureJSON }),
+    input: z.object({ structure: PeriodicStructureJSON }),
     output: z.object({ ...StructureResult, formula: z.string(), original_n_atoms: z.number().int() }),
     errors: [
       { status: 400, code: "MISSING_LATTICE", when: "the structure has no lattice" },

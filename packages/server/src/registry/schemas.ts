@@ -16,16 +16,24 @@ export const Vec3 = z
  * full shape through `STRUCTURE_JSON_SCHEMA`.
  */
 export const StructureJSON = z.record(z.string(), z.unknown()).describe("StructureJSON: pymatgen Structure/Molecule dictionary");
+/** StructureJSON where the operation needs a lattice: the same runtime check, a periodic-only published shape. */
+export const PeriodicStructureJSON = StructureJSON.describe("StructureJSON of a periodic structure");
 
 const num = { type: "number" };
 const vec3 = { type: "array", items: num, minItems: 3, maxItems: 3 };
 /** Element symbols the core accepts (H to Og); anything else is 400 INVALID_ELEMENT. */
 export const ELEMENT_SYMBOLS: readonly string[] = ELEMENTS.map((e) => e.symbol);
 const element = { type: "string", enum: ELEMENT_SYMBOLS };
+/** Occupancy at most `max`: JSON Schema cannot sum, so a disordered site is published as up to 4 species of at most 1/n each. */
+const occuAtMost = (n: number) => ({
+  maxItems: n,
+  items: { required: ["occu"], properties: { occu: { maximum: 1 / n } } },
+});
 const species = {
   type: "array",
   minItems: 1,
   description: "one entry per species on the site; occupancies in (0, 1] summing to at most 1",
+  anyOf: [{ maxItems: 1 }, occuAtMost(2), occuAtMost(3), occuAtMost(4)],
   items: {
     type: "object",
     properties: {
@@ -62,6 +70,16 @@ const LATTICE_SCHEMA = {
  * has a lattice and sites with `abc` or `xyz`; a molecule (`@class` Molecule, or no lattice)
  * has sites with `xyz`.
  */
+const PERIODIC_BRANCH = {
+  title: "periodic structure",
+  properties: {
+    "@class": { enum: ["Structure", "IStructure"] },
+    lattice: LATTICE_SCHEMA,
+    sites: { items: { anyOf: [{ required: ["abc"] }, { required: ["xyz"] }] } },
+  },
+  required: ["lattice"],
+};
+
 export const STRUCTURE_JSON_SCHEMA = {
   type: "object",
   description:
@@ -77,15 +95,7 @@ export const STRUCTURE_JSON_SCHEMA = {
   },
   required: ["sites"],
   anyOf: [
-    {
-      title: "periodic structure",
-      properties: {
-        "@class": { enum: ["Structure", "IStructure"] },
-        lattice: LATTICE_SCHEMA,
-        sites: { items: { anyOf: [{ required: ["abc"] }, { required: ["xyz"] }] } },
-      },
-      required: ["lattice"],
-    },
+    PERIODIC_BRANCH,
     {
       title: "molecule",
       properties: {
@@ -96,6 +106,13 @@ export const STRUCTURE_JSON_SCHEMA = {
     },
   ],
   additionalProperties: true,
+} as const;
+
+/** The published shape where only a periodic structure is accepted (a molecule is 400 MISSING_LATTICE). */
+export const PERIODIC_STRUCTURE_JSON_SCHEMA = {
+  ...STRUCTURE_JSON_SCHEMA,
+  description: `A periodic structure (with a lattice): ${STRUCTURE_JSON_SCHEMA.description}`,
+  anyOf: [PERIODIC_BRANCH],
 } as const;
 
 /** An element symbol; zod checks only that it is a string, the core answers 400 INVALID_ELEMENT. */

@@ -179,14 +179,22 @@ const reducedDataset = (s: Structure, opts: SymmetryOptions): MoyoDataset | null
  * symmetry cannot be determined at this tolerance.
  */
 export const symmetryInfo = (s: Structure, opts: SymmetryOptions = {}): SymmetryInfo | null => {
-  let d: MoyoDataset | null;
+  const d = datasetOrNull(s, opts);
+  return d ? infoFromNumber(d.number, d.hm_symbol) : null;
+};
+
+/**
+ * The reduced dataset, or null where moyo finds no consistent symmetry (it throws, for example
+ * "PrimitiveSymmetrySearchError" on coordinates of 1e16 Angstrom): a property of the input, not a
+ * failure of the service.
+ */
+const datasetOrNull = (s: Structure, opts: SymmetryOptions): MoyoDataset | null => {
   try {
-    d = reducedDataset(s, opts);
+    return reducedDataset(s, opts);
   } catch (e) {
     if (!ready) throw e;
     return null;
   }
-  return d ? infoFromNumber(d.number, d.hm_symbol) : null;
 };
 
 interface CellLike {
@@ -223,17 +231,18 @@ const cellToStructure = (cell: CellLike, typeSpecies: readonly SiteSpecies[]): S
 /**
  * The conventional standard cell (spglib's standardized, idealized cell, the basis of pymatgen's
  * `get_conventional_standard_structure`). Lattice orientation follows spglib's convention, not
- * pymatgen's extra per-crystal-system axis reordering. Null for molecules.
+ * pymatgen's extra per-crystal-system axis reordering. Null for molecules and structures whose
+ * symmetry cannot be determined.
  */
 export const conventionalStandardStructure = (s: Structure, opts: SymmetryOptions = {}): Structure | null => {
-  const d = reducedDataset(s, opts);
+  const d = datasetOrNull(s, opts);
   if (!d) return null;
   return cellToStructure(d.std_cell, symmetryTypes(s).typeSpecies);
 };
 
-/** The primitive standard cell (spglib's primitive standardized cell). Null for molecules. */
+/** The primitive standard cell (spglib's primitive standardized cell). Null as for the conventional cell. */
 export const primitiveStandardStructure = (s: Structure, opts: SymmetryOptions = {}): Structure | null => {
-  const d = reducedDataset(s, opts);
+  const d = datasetOrNull(s, opts);
   if (!d) return null;
   return cellToStructure(d.prim_std_cell, symmetryTypes(s).typeSpecies);
 };

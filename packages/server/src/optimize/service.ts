@@ -35,23 +35,35 @@ export const EnergyRequest = z.object({
   calculator_params: z.record(z.string(), z.unknown()).optional(),
 });
 
+const IrcEnd = z.object({ structure: StructureJSON, energy: z.number(), converged: z.boolean(), steps: z.number().int() });
+
+/** What the worker answers (worker/src/atomstudio_worker/runner.py); the contract test holds the two together. */
 export const OptimizeResult = z.object({
   structure: StructureJSON,
   converged: z.boolean(),
   steps: z.number().int(),
-  initial_energy: z.number(),
-  energy: z.number(),
-  fmax: z.number(),
+  initial_energy: z.number().describe("eV"),
+  energy: z.number().describe("eV"),
+  fmax: z.number().describe("largest force on a free atom, eV/Angstrom"),
   message: z.string(),
-  trajectory: z.array(z.unknown()).optional(),
+  calculator: z.string().describe("the calculator id that ran"),
+  engine: z.string().nullable().describe("the library behind it (tblite, xtb, asap, ...)"),
+  optimizer: z.string(),
+  elapsed_s: z.number().describe("wall time in the worker, seconds"),
+  irc: z.record(z.string(), IrcEnd).optional().describe("irc only: the end of each direction (forward, reverse)"),
+  trajectory: z
+    .array(z.object({ step: z.number().int(), energy: z.number(), fmax: z.number(), structure: StructureJSON }))
+    .optional()
+    .describe("with return_trajectory: every step"),
 });
 
 export const EnergyResult = z.object({
-  energy: z.number(),
+  energy: z.number().describe("eV"),
   energy_per_atom: z.number(),
-  forces: z.array(z.array(z.number())),
+  forces: z.array(z.array(z.number())).describe("eV/Angstrom, one row per site"),
   fmax: z.number(),
-  stress: z.array(z.number()).nullable().optional(),
+  calculator: z.string().describe("the calculator id that ran"),
+  stress: z.array(z.number()).nullable().optional().describe("periodic in 3 directions: Voigt order, eV/Angstrom^3"),
 });
 
 declare module "../context.ts" {

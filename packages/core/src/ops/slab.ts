@@ -186,6 +186,9 @@ export const orientedUnitCell = (
 
   // The bulk re-expressed in the oriented cell, sites grouped by original site (pymatgen's
   // make_supercell order), coordinates wrapped into [0, 1).
+  // The cell holds |det(s)| copies of the bulk: refuse before enumerating them (high Miller
+  // indices give determinants in the millions, and the enumeration alone ran for minutes).
+  checkAtomLimit(bulk.length * Math.round(Math.abs(det3(s))), "The oriented unit cell");
   const points = latticePointsInSupercell(s);
   const newLattice = lattice.scaled(s);
   const nm = newLattice.matrix;
@@ -543,6 +546,9 @@ const extentAlongNormal = (cell: Cell): { thickness: number; height: number; are
   return { thickness, height, area };
 };
 
+/** Largest max_normal_search: the search tries (2n + 1)^3 vectors (n = 1000: 8e9, minutes of CPU). */
+export const MAX_NORMAL_SEARCH = 20;
+
 /**
  * All distinct slabs of one surface, in pymatgen's order (`get_slabs()`), as internal cells.
  * Exposed for tests and benchmarks; `slab()` is the operation.
@@ -559,8 +565,8 @@ export const generateSlabs = (bulk: Structure, opts: SlabOptions): Cell[] => {
   const vacuum = opts.vacuum ?? 15;
   if (!(Number.isFinite(vacuum) && vacuum >= 0)) fail("INVALID_VACUUM", `vacuum must be 0 or more, got ${vacuum}`, { vacuum });
   const maxNormal = opts.max_normal_search === undefined ? 1 : opts.max_normal_search;
-  if (maxNormal !== null && !(Number.isInteger(maxNormal) && maxNormal >= 0))
-    fail("INVALID_MAX_NORMAL_SEARCH", `max_normal_search must be an integer of 0 or more, got ${maxNormal}`, {
+  if (maxNormal !== null && !(Number.isInteger(maxNormal) && maxNormal >= 0 && maxNormal <= MAX_NORMAL_SEARCH))
+    fail("INVALID_MAX_NORMAL_SEARCH", `max_normal_search must be an integer from 0 to ${MAX_NORMAL_SEARCH}, got ${maxNormal}`, {
       max_normal_search: maxNormal,
     });
   if (bulk.length === 0) fail("INVALID_STRUCTURE", "A slab needs a structure with at least one site");

@@ -4,6 +4,7 @@ import {
   fail,
   fromDict,
   initSymmetry,
+  MAX_NORMAL_SEARCH,
   primitiveStandardStructure,
   slab,
   structureFormula,
@@ -27,7 +28,12 @@ const SlabRequest = z.object({
   vacuum: z.number().meta({ minimum: 0 }).default(15).describe("Angstrom"),
   center_slab: z.boolean().default(true).describe("center the slab in the vacuum"),
   primitive: z.boolean().default(true).describe("reduce to the primitive cell"),
-  max_normal_search: z.number().int().meta({ minimum: 0 }).default(1).describe("maximum index for the normal search"),
+  max_normal_search: z
+    .number()
+    .int()
+    .meta({ minimum: 0, maximum: MAX_NORMAL_SEARCH })
+    .default(1)
+    .describe("maximum index for the normal search"),
   symmetrize: z.boolean().default(false).describe("remove surface atoms until both faces are equivalent"),
   termination_index: z.number().int().meta({ minimum: 0 }).default(0).describe("which termination to return (0-based)"),
 });

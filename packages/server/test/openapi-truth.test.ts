@@ -17,9 +17,10 @@ beforeAll(async () => {
 afterAll(() => app.close());
 
 type Schema = Record<string, unknown>;
-const bodyOf = (path: string): Schema =>
-  (doc.paths[path]?.post?.requestBody as { content: Record<string, { schema: Schema }> }).content["application/json"]
-    ?.schema as Schema;
+const bodyOf = (path: string): Schema => {
+  const body = doc.paths[path]?.post?.requestBody as { content: Record<string, { schema: Schema }> } | undefined;
+  return body?.content["application/json"]?.schema ?? {};
+};
 const prop = (schema: Schema, ...names: string[]): Schema =>
   names.reduce(
     (s, n) =>
@@ -49,7 +50,7 @@ const isFullStructure = (s: Schema): boolean => {
     (s.required as string[]).includes("sites") &&
     Array.isArray(props?.lattice?.anyOf) &&
     Array.isArray((site?.species?.items as Schema | undefined)?.required) &&
-    Array.isArray(((site?.species?.items as Schema).properties as Record<string, Schema>).element?.enum)
+    Array.isArray((((site?.species?.items as Schema | undefined)?.properties ?? {}) as Record<string, Schema>).element?.enum)
   );
 };
 

@@ -66,9 +66,15 @@ export const readReport = (path: string): Summary => {
   return out;
 };
 
-const run = (cmd: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> =>
+const run = (
+  cmd: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+): Promise<{ code: number | null; output: string }> =>
   new Promise((done) => {
-    const child = spawn(cmd, args, { env, stdio: ["ignore", "pipe", "pipe"] });
+    // schemathesis keeps its example database in the working directory: a temporary one.
+    const child = spawn(cmd, args, { env, cwd, stdio: ["ignore", "pipe", "pipe"] });
     let output = "";
     child.stdout.on("data", (b) => {
       output += b;
@@ -127,6 +133,7 @@ describe.skipIf(!existsSync(ST))("schemathesis against the OpenAPI document of a
         SCHEMATHESIS_HOOKS: "hooks",
         PYTHONPATH: join(ROOT, "tools/fuzz"),
       },
+      dir,
     );
     const tail = output.split("\n").slice(-40).join("\n");
     expect(existsSync(report), tail).toBe(true);

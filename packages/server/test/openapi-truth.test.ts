@@ -158,6 +158,31 @@ describe("range checks on well-formed bodies are 400 with a code", () => {
       "INVALID_STRUCTURE",
     ],
     [
+      "a lattice vector of 1e-207 Angstrom (was answered with null coordinates)",
+      "/api/structure-ops/add-atom",
+      {
+        structure: {
+          ...cuCell,
+          lattice: {
+            matrix: [
+              [3e-207, 0, 0],
+              [0, 3.6, 0],
+              [0, 0, 3.6],
+            ],
+          },
+        },
+        element: "O",
+        position: [0, 0, 0],
+      },
+      "INVALID_STRUCTURE",
+    ],
+    [
+      "abc of 1e308 (was answered with null coordinates)",
+      "/api/structure/info",
+      { structure: { ...cuCell, sites: [{ species: [{ element: "B", occu: 1 }], abc: [1e308, 0, 0] }] } },
+      "INVALID_STRUCTURE",
+    ],
+    [
       "merge mode",
       "/api/structure-build/merge",
       { base: cuCell, incoming: water, position: [0, 0, 0], mode: "glue" },

@@ -128,9 +128,21 @@ export interface SymmetryOptions {
  * orbits, standardized cells) in spglib's settings; null for molecules and empty structures.
  * Throws when moyo cannot find a consistent symmetry (as spglib does within pymatgen).
  */
+/**
+ * Cells moyo is not asked about: a vector longer than 1e6 Angstrom, or lengths differing by more
+ * than 1e6 times. moyo's reduction ran for minutes on such a cell (found by fuzzing:
+ * lengths 5e16 and 5 Angstrom); no real crystal comes near.
+ */
+const MAX_SYMMETRY_LENGTH = 1e6;
+const searchable = (l: Lattice): boolean => {
+  const lengths = l.lengths;
+  const longest = Math.max(...lengths);
+  return longest <= MAX_SYMMETRY_LENGTH && longest / Math.min(...lengths) <= 1e6;
+};
+
 export const symmetryDataset = (s: Structure, opts: SymmetryOptions = {}): MoyoDataset | null => {
   requireReady();
-  if (!s.lattice || s.length === 0) return null;
+  if (!s.lattice || s.length === 0 || !searchable(s.lattice)) return null;
   return analyze(s.lattice.matrix, s.frac, symmetryTypes(s).types, opts.symprec ?? DEFAULT_SYMPREC);
 };
 
@@ -166,7 +178,7 @@ const infoFromNumber = (number: number, hm: string): SymmetryInfo => ({
  */
 const reducedDataset = (s: Structure, opts: SymmetryOptions): MoyoDataset | null => {
   requireReady();
-  if (!s.lattice || s.length === 0) return null;
+  if (!s.lattice || s.length === 0 || !searchable(s.lattice)) return null;
   const symprec = opts.symprec ?? DEFAULT_SYMPREC;
   const { types } = symmetryTypes(s);
   const prim = s.length > REDUCE_ABOVE ? primitiveByTranslations(s.lattice.matrix, s.frac, types, symprec) : null;

@@ -183,6 +183,23 @@ describe("range checks on well-formed bodies are 400 with a code", () => {
       "INVALID_STRUCTURE",
     ],
     [
+      "a cell of 5e16 by 5 Angstrom (moyo ran for minutes)",
+      "/api/structure/primitive-cell",
+      {
+        structure: {
+          lattice: {
+            matrix: [
+              [0, -5.07e16, 0],
+              [5, 0, 0],
+              [3.3e15, 0, 1.46e16],
+            ],
+          },
+          sites: [{ abc: [0, 0, 0], species: [{ element: "B" }] }],
+        },
+      },
+      "INVALID_STRUCTURE",
+    ],
+    [
       "merge mode",
       "/api/structure-build/merge",
       { base: cuCell, incoming: water, position: [0, 0, 0], mode: "glue" },

@@ -22,6 +22,13 @@ export class Lattice {
     this.matrix = matrix.map((r) => [r[0], r[1], r[2]]) as Mat3;
     this.pbc = [pbc[0], pbc[1], pbc[2]];
     const [a, b, c] = this.matrix;
+    // Vectors whose length underflows to 0 or overflows make every derived quantity NaN
+    // (found by fuzzing: a 1e-207 Angstrom vector passed the relative volume check).
+    for (const row of this.matrix) {
+      const len = norm(row);
+      if (!(len > 1e-8 && Number.isFinite(len)))
+        fail("INVALID_STRUCTURE", "Lattice vector of zero length or beyond the floating-point range", { length: len });
+    }
     const det = a[0] * (b[1] * c[2] - b[2] * c[1]) - a[1] * (b[0] * c[2] - b[2] * c[0]) + a[2] * (b[0] * c[1] - b[1] * c[0]);
     const scale = Math.max(1e-300, norm(a) * norm(b) * norm(c));
     if (!(Math.abs(det) / scale > 1e-10)) fail("INVALID_STRUCTURE", "Lattice matrix is singular (zero volume)", { volume: det });

@@ -180,6 +180,8 @@ export const fromDict = (raw: unknown): Structure => {
     if (lattice && site.abc !== undefined) p = lattice.toCartesian(vec3(site.abc, `sites[${i}].abc`), fr);
     else if (site.xyz !== undefined) p = vec3(site.xyz, `sites[${i}].xyz`);
     else return invalid(`sites[${i}] needs ${lattice ? "abc or xyz" : "xyz"} coordinates`, `sites[${i}]`);
+    if (!(Number.isFinite(p[0]) && Number.isFinite(p[1]) && Number.isFinite(p[2])))
+      invalid(`sites[${i}]: coordinates beyond the floating-point range`, `sites[${i}]`);
     cart[3 * i] = p[0];
     cart[3 * i + 1] = p[1];
     cart[3 * i + 2] = p[2];
@@ -197,7 +199,7 @@ export const fromDict = (raw: unknown): Structure => {
   if (properties !== undefined && properties !== null && !isObject(properties))
     invalid("properties must be an object", "properties");
   const spin = raw.spin_multiplicity;
-  return new Structure({
+  const structure = new Structure({
     lattice,
     species,
     cart,
@@ -207,6 +209,12 @@ export const fromDict = (raw: unknown): Structure => {
     properties: (properties as Record<string, unknown> | undefined) ?? {},
     spinMultiplicity: typeof spin === "number" ? spin : null,
   });
+  // Fractional coordinates are needed by every periodic answer (cached): overflowing ones would
+  // be sent as null (found by fuzzing).
+  if (lattice)
+    for (const f of structure.frac)
+      if (!Number.isFinite(f)) invalid("fractional coordinates beyond the floating-point range", "sites");
+  return structure;
 };
 
 const speciesDicts = (sp: SiteSpecies): SpeciesDict[] =>

@@ -128,9 +128,21 @@ export interface SymmetryOptions {
  * orbits, standardized cells) in spglib's settings; null for molecules and empty structures.
  * Throws when moyo cannot find a consistent symmetry (as spglib does within pymatgen).
  */
+/**
+ * Cells moyo is not asked about: a vector longer than 1e6 Angstrom, or lengths differing by more
+ * than 1e4 times. moyo's reduction ran for minutes on such cells (found by fuzzing: 5 x 5 x 993275
+ * and 5e16 x 5 Angstrom); a slab with 1,000 Angstrom of vacuum over a 2.5 Angstrom cell is 400 times.
+ */
+const MAX_SYMMETRY_LENGTH = 1e6;
+const searchable = (l: Lattice): boolean => {
+  const lengths = l.lengths;
+  const longest = Math.max(...lengths);
+  return longest <= MAX_SYMMETRY_LENGTH && longest / Math.min(...lengths) <= 1e4;
+};
+
 export const symmetryDataset = (s: Structure, opts: SymmetryOptions = {}): MoyoDataset | null => {
   requireReady();
-  if (!s.lattice || s.length === 0) return null;
+  if (!s.lattice || s.length === 0 || !searchable(s.lattice)) return null;
   return analyze(s.lattice.matrix, s.frac, symmetryTypes(s).types, opts.symprec ?? DEFAULT_SYMPREC);
 };
 
@@ -166,7 +178,7 @@ const infoFromNumber = (number: number, hm: string): SymmetryInfo => ({
  */
 const reducedDataset = (s: Structure, opts: SymmetryOptions): MoyoDataset | null => {
   requireReady();
-  if (!s.lattice || s.length === 0) return null;
+  if (!s.lattice || s.length === 0 || !searchable(s.lattice)) return null;
   const symprec = opts.symprec ?? DEFAULT_SYMPREC;
   const { types } = symmetryTypes(s);
   const prim = s.length > REDUCE_ABOVE ? primitiveByTranslations(s.lattice.matrix, s.frac, types, symprec) : null;
@@ -179,14 +191,22 @@ const reducedDataset = (s: Structure, opts: SymmetryOptions): MoyoDataset | null
  * symmetry cannot be determined at this tolerance.
  */
 export const symmetryInfo = (s: Structure, opts: SymmetryOptions = {}): SymmetryInfo | null => {
-  let d: MoyoDataset | null;
+  const d = datasetOrNull(s, opts);
+  return d ? infoFromNumber(d.number, d.hm_symbol) : null;
+};
+
+/**
+ * The reduced dataset, or null where moyo finds no consistent symmetry (it throws, for example
+ * "PrimitiveSymmetrySearchError" on coordinates of 1e16 Angstrom): a property of the input, not a
+ * failure of the service.
+ */
+const datasetOrNull = (s: Structure, opts: SymmetryOptions): MoyoDataset | null => {
   try {
-    d = reducedDataset(s, opts);
+    return reducedDataset(s, opts);
   } catch (e) {
     if (!ready) throw e;
     return null;
   }
-  return d ? infoFromNumber(d.number, d.hm_symbol) : null;
 };
 
 interface CellLike {
@@ -223,17 +243,18 @@ const cellToStructure = (cell: CellLike, typeSpecies: readonly SiteSpecies[]): S
 /**
  * The conventional standard cell (spglib's standardized, idealized cell, the basis of pymatgen's
  * `get_conventional_standard_structure`). Lattice orientation follows spglib's convention, not
- * pymatgen's extra per-crystal-system axis reordering. Null for molecules.
+ * pymatgen's extra per-crystal-system axis reordering. Null for molecules and structures whose
+ * symmetry cannot be determined.
  */
 export const conventionalStandardStructure = (s: Structure, opts: SymmetryOptions = {}): Structure | null => {
-  const d = reducedDataset(s, opts);
+  const d = datasetOrNull(s, opts);
   if (!d) return null;
   return cellToStructure(d.std_cell, symmetryTypes(s).typeSpecies);
 };
 
-/** The primitive standard cell (spglib's primitive standardized cell). Null for molecules. */
+/** The primitive standard cell (spglib's primitive standardized cell). Null as for the conventional cell. */
 export const primitiveStandardStructure = (s: Structure, opts: SymmetryOptions = {}): Structure | null => {
-  const d = reducedDataset(s, opts);
+  const d = datasetOrNull(s, opts);
   if (!d) return null;
   return cellToStructure(d.prim_std_cell, symmetryTypes(s).typeSpecies);
 };

@@ -227,6 +227,9 @@ export const orientedUnitCell = (
 
   // The bulk re-expressed in the oriented cell, sites grouped by original site (pymatgen's
   // make_supercell order), coordinates wrapped into [0, 1).
+  // The cell holds |det(s)| copies of the bulk: refuse before enumerating them (high Miller
+  // indices give determinants in the millions, and the enumeration alone ran for minutes).
+  checkAtomLimit(bulk.length * Math.round(Math.abs(det3(s))), "The oriented unit cell");
   const points = latticePointsInSupercell(s);
   const newLattice = lattice.scaled(s);
   const nm = newLattice.matrix;

@@ -1,5 +1,7 @@
 /** Mapping of upstream failures onto the service's codes (decisions §3), keys redacted. */
 import { AtomStudioError } from "atomstudio-core";
+import { z } from "zod";
+import { serviceError } from "../errors/codes.ts";
 import { redact } from "./secrets.ts";
 
 interface ApiErrorLike {
@@ -64,10 +66,10 @@ export const upstreamError = (
   }
   const message = redact(upstreamMessage(e), secrets, {});
   if (status === 401 || status === 403)
-    return new AtomStudioError("INVALID_API_KEY", `${provider} rejected the API key: ${message}`, { provider, status }, 401);
+    return serviceError("INVALID_API_KEY", `${provider} rejected the API key: ${message}`, { provider, status });
   if (status === null)
-    return new AtomStudioError("UPSTREAM_ERROR", `Could not reach ${provider}: ${message}`, { provider, status: null }, 502);
-  return new AtomStudioError("UPSTREAM_ERROR", `${provider} returned HTTP ${status}: ${message}`, { provider, status }, 502);
+    return serviceError("UPSTREAM_ERROR", `Could not reach ${provider}: ${message}`, { provider, status: null });
+  return serviceError("UPSTREAM_ERROR", `${provider} returned HTTP ${status}: ${message}`, { provider, status });
 };
 
 /** The in-stream form of an error after the stream started (malformed chunk, dropped connection, error event). */
@@ -82,4 +84,17 @@ export const streamError = (
   if (origin.callerUrl) return { error: `The stream from ${CALLER_URL} failed`, code: "UPSTREAM_ERROR" };
   const message = redact(upstreamMessage(e), secrets, {});
   return { error: `${provider} stream failed${status ? ` (HTTP ${status})` : ""}: ${message}`, code: "UPSTREAM_ERROR" };
+};
+
+/** `max_tokens`: an integer (zod, 422 otherwise), published with its minimum; 0 or less is 400 INVALID_MAX_TOKENS. */
+export const MaxTokens = z.number().int().meta({ minimum: 1 }).default(2048);
+
+/** Range checks of a well-formed chat request, before any provider is contacted: 400 with a code, never 422. */
+export const checkChatRanges = (req: { messages: unknown[]; max_tokens: number }): void => {
+  if (req.messages.length === 0)
+    throw serviceError("EMPTY_MESSAGES", "messages must hold at least one message", { field: "messages" });
+  if (req.max_tokens < 1)
+    throw serviceError("INVALID_MAX_TOKENS", `max_tokens must be 1 or more, got ${req.max_tokens}`, {
+      max_tokens: req.max_tokens,
+    });
 };

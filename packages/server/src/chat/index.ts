@@ -12,6 +12,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { z } from "zod";
 import { provide, type ServiceContext } from "../context.ts";
 import { operations as allOperations } from "../operations/index.ts";
+import { statusOf } from "../errors/codes.ts";
 import type { Plugin } from "../plugins.ts";
 import type { Operation } from "../registry/operation.ts";
 import { parseInput } from "../registry/validate.ts";
@@ -83,7 +84,7 @@ export const chatPlugin =
           await handler(req.body, stream, req);
         } catch (err) {
           // Refusals (4xx) get a log line too; 5xx are logged by the error handler. Messages carry no keys.
-          if (err instanceof AtomStudioError && err.status < 500)
+          if (err instanceof AtomStudioError && statusOf(err.code, err.status) < 500)
             req.log.info({ code: err.code, details: err.details }, err.message);
           throw err;
         }

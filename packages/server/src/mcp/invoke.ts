@@ -7,6 +7,7 @@
  */
 import { AtomStudioError } from "atomstudio-core";
 import type { ServiceContext } from "../context.ts";
+import { serviceError, statusOf } from "../errors/codes.ts";
 import type { Operation } from "../registry/operation.ts";
 import { parseInput } from "../registry/validate.ts";
 import type { Invoke } from "./server.ts";
@@ -58,11 +59,10 @@ export const forwardInvoke =
       res = await fetch(url, { method: op.method, headers, body, signal });
     } catch (err) {
       if (signal.aborted) throw err;
-      throw new AtomStudioError(
+      throw serviceError(
         "SERVICE_UNAVAILABLE",
         `The AtomStudio service is not reachable at ${base} (${reason(err)}): start it with \`atomstudio serve\`, or point --url / ATOMSTUDIO_URL at it`,
         { url: base },
-        503,
       );
     }
     const text = await res.text();
@@ -75,12 +75,16 @@ export const forwardInvoke =
     if (res.ok && parsed !== undefined) return parsed;
     const e = parsed as { error?: unknown; code?: unknown; details?: unknown } | undefined;
     if (!res.ok && typeof e?.error === "string" && typeof e.code === "string")
-      throw new AtomStudioError(e.code, e.error, (e.details as Record<string, unknown> | undefined) ?? undefined, res.status);
-    throw new AtomStudioError(
+      throw new AtomStudioError(
+        e.code,
+        e.error,
+        (e.details as Record<string, unknown> | undefined) ?? undefined,
+        statusOf(e.code, res.status),
+      );
+    throw serviceError(
       "SERVICE_ERROR",
       `The AtomStudio service at ${base} answered ${op.method} ${op.path} with HTTP ${res.status} and no ErrorResponse`,
       { url: base, status: res.status, body: text.slice(0, 500) },
-      502,
     );
   };
 

@@ -2,6 +2,7 @@
 import { AtomStudioError } from "atomstudio-core";
 import { z } from "zod";
 import type { ServiceContext } from "../context.ts";
+import { serviceError } from "../errors/codes.ts";
 import {
   calculatorPool,
   cancelOnAbort,
@@ -167,12 +168,9 @@ export const energyGetOp = defineOperation({
     try {
       parsed = JSON.parse(structure);
     } catch {
-      throw new AtomStudioError(
-        "MALFORMED_REQUEST",
-        "structure must be JSON-encoded StructureJSON",
-        { fields: [{ path: "structure" }] },
-        422,
-      );
+      throw serviceError("MALFORMED_REQUEST", "structure must be JSON-encoded StructureJSON", {
+        fields: [{ path: "structure" }],
+      });
     }
     if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
       throw new AtomStudioError("INVALID_STRUCTURE", "structure must be a JSON object", { field: "structure" });

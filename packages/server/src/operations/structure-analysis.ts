@@ -7,7 +7,7 @@ import { z } from "zod";
 import { COMPUTE_ERRORS, compute } from "../compute/service.ts";
 import type { ServiceContext } from "../context.ts";
 import { defineOperation } from "../registry/operation.ts";
-import { StructureJSON, StructureResult } from "../registry/schemas.ts";
+import { PeriodicStructureJSON, StructureJSON, StructureResult } from "../registry/schemas.ts";
 import { infoWithoutSymmetry, StructureInfoResult } from "./viewer.ts";
 
 const siteCount = (structure: Record<string, unknown>): number => (Array.isArray(structure.sites) ? structure.sites.length : 0);
@@ -15,15 +15,23 @@ const siteCount = (structure: Record<string, unknown>): number => (Array.isArray
 const Miller = z.array(z.number().int()).length(3).describe("Miller indices h, k, l");
 
 const SlabRequest = z.object({
-  structure: StructureJSON.describe("bulk structure"),
+  structure: PeriodicStructureJSON.describe("bulk structure"),
   miller: Miller,
-  thickness: z.number().describe("no fractional part (3, 3.0): number of atomic layers; otherwise Angstrom"),
-  vacuum: z.number().default(15).describe("Angstrom"),
+  thickness: z
+    .number()
+    .meta({ exclusiveMinimum: 0 })
+    .describe("no fractional part (3, 3.0): number of atomic layers; otherwise Angstrom"),
+  vacuum: z.number().meta({ minimum: 0 }).default(15).describe("Angstrom"),
   center_slab: z.boolean().default(true).describe("center the slab in the vacuum"),
   primitive: z.boolean().default(true).describe("reduce to the primitive cell"),
-  max_normal_search: z.number().int().default(1).describe("maximum index for the normal search"),
+  max_normal_search: z
+    .number()
+    .int()
+    .meta({ minimum: 0, maximum: MAX_NORMAL_SEARCH })
+    .default(1)
+    .describe("maximum index for the normal search"),
   symmetrize: z.boolean().default(false).describe("remove surface atoms until both faces are equivalent"),
-  termination_index: z.number().int().default(0).describe("which termination to return (0-based)"),
+  termination_index: z.number().int().meta({ minimum: 0 }).default(0).describe("which termination to return (0-based)"),
 });
 
 const SlabResult = z.object({
@@ -114,7 +122,7 @@ const standardCell = (kind: "conventional" | "primitive") =>
       kind === "conventional"
         ? "The conventional standard cell (spglib's standardized cell)"
         : "The primitive standard cell (spglib's primitive standardized cell)",
-    input: z.object({ structure: StructureJSON }),
+    input: z.object({ structure: PeriodicStructureJSON }),
     output: z.object({ ...StructureResult, formula: z.string(), original_n_atoms: z.number().int() }),
     errors: [
       { status: 400, code: "MISSING_LATTICE", when: "the structure has no lattice" },

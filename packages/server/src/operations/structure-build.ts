@@ -1,11 +1,14 @@
 /** Structure building: supercell, merge, and the legacy string-scaled supercell of `/api/build`. */
-import { fail, fromDict, MAX_SCALING, merge, structureFormula, supercell, toDict } from "atomstudio-core";
+import { fail, fromDict, MAX_SCALING, MERGE_MODES, merge, structureFormula, supercell, toDict } from "atomstudio-core";
 import { z } from "zod";
 import { defineOperation } from "../registry/operation.ts";
-import { StructureJSON, StructureResult, Vec3 } from "../registry/schemas.ts";
+import { PeriodicStructureJSON, StructureJSON, StructureResult, Vec3 } from "../registry/schemas.ts";
 
 const tag = "structure-build";
-const Scaling = z.array(z.number().int()).length(3).describe("repetitions along a, b, c; each 1 to 10");
+const Scaling = z
+  .array(z.number().int().meta({ minimum: 1, maximum: MAX_SCALING }))
+  .length(3)
+  .describe(`repetitions along a, b, c; each 1 to ${MAX_SCALING} (outside: 400 INVALID_SCALING)`);
 
 export const supercellOp = defineOperation({
   id: "supercell",
@@ -13,7 +16,7 @@ export const supercellOp = defineOperation({
   path: "/api/structure-build/supercell",
   tag,
   summary: "Repeat a periodic structure along a, b and c (pymatgen's Structure * scaling)",
-  input: z.object({ structure: StructureJSON, scaling: Scaling }),
+  input: z.object({ structure: PeriodicStructureJSON, scaling: Scaling }),
   output: z.object({
     ...StructureResult,
     scaling: z.array(z.number().int()),
@@ -50,7 +53,11 @@ export const mergeOp = defineOperation({
     base: StructureJSON.describe("base structure; its lattice is preserved"),
     incoming: StructureJSON,
     position: Vec3.describe("Cartesian position of the incoming structure's geometric centre"),
-    mode: z.string().default("preserve_lattice").describe("preserve_lattice (default) or to_molecule"),
+    mode: z
+      .string()
+      .meta({ enum: [...MERGE_MODES] })
+      .default("preserve_lattice")
+      .describe("preserve_lattice (default) or to_molecule"),
   }),
   output: z.object({
     ...StructureResult,
@@ -78,6 +85,9 @@ export const mergeOp = defineOperation({
   assistant: { name: "merge_structures", inject: "base", rename: { incoming_structure: "incoming" }, replacesStructure: true },
 });
 
+/** The published form of a scaling string (factors 1 to 10); the parser below also reads other factors, then refused by the range check. */
+const SCALING_PATTERN = "^\\s*(([1-9]|10)|([1-9]|10)((\\s*[xX×,]\\s*|\\s+)([1-9]|10)){2})\\s*$";
+
 /** "2x2x2", "2 2 2", "2,2,2" or "3" (all three); anything else is a 400, never a silent default. */
 export const parseScalingString = (text: string): [number, number, number] => {
   const parts = text
@@ -99,10 +109,14 @@ export const legacySupercellOp = defineOperation({
   summary: "Supercell from a string such as 2x2x2, for one or several structures (kept for the workflow interface)",
   input: z
     .object({
-      structure: StructureJSON.optional(),
-      structures: z.array(StructureJSON).optional(),
-      scaling: z.string().describe('for example "2x2x2"'),
+      structure: PeriodicStructureJSON.optional(),
+      structures: z.array(PeriodicStructureJSON).optional(),
+      scaling: z
+        .string()
+        .meta({ pattern: SCALING_PATTERN })
+        .describe('for example "2x2x2", "2 2 2", "2,2,2" or "3" (all three); each factor 1 to 10'),
     })
+    .meta({ anyOf: [{ required: ["structure"] }, { required: ["structures"], properties: { structures: { minItems: 1 } } }] })
     .refine((v) => v.structure !== undefined || (v.structures?.length ?? 0) > 0, {
       message: "structure or structures is required",
       path: ["structure"],

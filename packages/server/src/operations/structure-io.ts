@@ -23,6 +23,9 @@ const EXTENSION: Record<string, string> = {
   json: "json",
 };
 
+/** A file the parser reads, so documentation and generated test cases (schemathesis) have a real one. */
+const EXAMPLE_POSCAR = "Cu fcc\n3.61\n1 0 0\n0 1 0\n0 0 1\nCu\n4\nDirect\n0 0 0\n0.5 0.5 0\n0.5 0 0.5\n0 0.5 0.5\n";
+
 export const parseOp = defineOperation({
   id: "parse_structure",
   method: "POST",
@@ -32,7 +35,10 @@ export const parseOp = defineOperation({
   description:
     "JSON {content, filename?, format?} or a multipart upload (file field plus optional format). The format is detected from the file name and content unless given. Multi-frame files (XDATCAR, XYZ, extended XYZ, multi-model PDB) also return every frame, up to ATOMSTUDIO_MAX_FRAMES (default 1,000; more is 400 TOO_MANY_FRAMES); analyse longer runs with the /api/md routes, which read whole files.",
   input: z.object({
-    content: z.string().describe("the file's text"),
+    content: z
+      .string()
+      .meta({ examples: [EXAMPLE_POSCAR] })
+      .describe("the file's text"),
     filename: z.string().optional().describe("used for format detection, e.g. POSCAR or Fe2O3.cif"),
     format: z
       .string()
@@ -85,7 +91,10 @@ export const exportOp = defineOperation({
   summary: "Write a structure (or several frames) as CIF, POSCAR, XYZ, extended XYZ, PDB or pymatgen JSON",
   input: z.object({
     structure: StructureJSON,
-    format: z.string().describe(`one of ${FORMAT_IDS.join(", ")}`),
+    format: z
+      .string()
+      .meta({ enum: FORMAT_IDS })
+      .describe(`one of ${FORMAT_IDS.join(", ")} (or an alias such as vasp)`),
     frames: z.array(StructureJSON).optional().describe("write these frames instead (formats that hold several)"),
   }),
   output: z.object({ content: z.string(), format: z.string(), filename: z.string(), n_atoms: z.number().int() }),

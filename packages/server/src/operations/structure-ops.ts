@@ -2,7 +2,7 @@
 import { addAtom, addAtoms, deleteAtoms, fromDict, moveAtom, moveAtoms, replaceAtom, toDict } from "atomstudio-core";
 import { z } from "zod";
 import { defineOperation } from "../registry/operation.ts";
-import { Index, Indices, StructureJSON, StructureResult, Vec3 } from "../registry/schemas.ts";
+import { ElementSymbol, Index, Indices, StructureJSON, StructureResult, Vec3 } from "../registry/schemas.ts";
 
 const tag = "structure-ops";
 const path = (p: string) => `/api/structure-ops/${p}`;
@@ -17,7 +17,7 @@ export const addAtomOp = defineOperation({
   path: path("add-atom"),
   tag,
   summary: "Add one atom at a Cartesian position",
-  input: z.object({ structure: StructureJSON, element: z.string().describe("element symbol"), position: Vec3 }),
+  input: z.object({ structure: StructureJSON, element: ElementSymbol.describe("element symbol"), position: Vec3 }),
   output: z.object({ ...StructureResult, added_index: z.number().int().nullable() }),
   errors: [badElement, badStructure],
   handler: ({ structure, element, position }) => {
@@ -36,7 +36,10 @@ export const addAtomsOp = defineOperation({
   summary: "Add several atoms at Cartesian positions",
   input: z.object({
     structure: StructureJSON,
-    atoms: z.array(z.object({ element: z.string(), xyz: Vec3 })).describe("at least one atom"),
+    atoms: z
+      .array(z.object({ element: ElementSymbol, xyz: Vec3 }))
+      .meta({ minItems: 1 })
+      .describe("at least one atom"),
   }),
   output: z.object({ ...StructureResult, added_indices: z.array(z.number().int()) }),
   errors: [
@@ -58,7 +61,7 @@ export const deleteAtomsOp = defineOperation({
   path: path("delete-atoms"),
   tag,
   summary: "Delete atoms by index",
-  input: z.object({ structure: StructureJSON, indices: Indices.describe("at least one index") }),
+  input: z.object({ structure: StructureJSON, indices: Indices }),
   output: z.object({ ...StructureResult, deleted_count: z.number().int() }),
   errors: [{ ...badIndex, when: "any index out of bounds" }, emptyIndices, badStructure],
   handler: ({ structure, indices }) => {
@@ -75,7 +78,7 @@ export const replaceAtomOp = defineOperation({
   path: path("replace-atom"),
   tag,
   summary: "Replace the element of one atom; the atom keeps its position",
-  input: z.object({ structure: StructureJSON, index: Index, new_element: z.string() }),
+  input: z.object({ structure: StructureJSON, index: Index, new_element: ElementSymbol }),
   output: z.object({
     ...StructureResult,
     old_element: z.string(),

@@ -5,7 +5,6 @@
  * studio answers.
  */
 import {
-  AtomStudioError,
   density,
   fail,
   fromDict,
@@ -17,8 +16,9 @@ import {
 import { z } from "zod";
 import { compute } from "../compute/service.ts";
 import type { ServiceContext } from "../context.ts";
+import { serviceError } from "../errors/codes.ts";
 import { defineOperation } from "../registry/operation.ts";
-import { StructureJSON } from "../registry/schemas.ts";
+import { publishedInt, StructureJSON } from "../registry/schemas.ts";
 import { noViewer } from "../viewer/hub.ts";
 import type { ViewerRelay } from "../viewer/plugin.ts";
 
@@ -52,7 +52,11 @@ const clientIdOf = (ctx: ServiceContext): string | undefined => {
 const Camera = z
   .object({
     rotation: z.array(z.number()).length(3).optional().describe("Euler angles in degrees about x, y, z from the reset view"),
-    zoom: z.number().positive().optional().describe("zoom factor relative to the fitted view (1 = fit)"),
+    zoom: z
+      .number()
+      .meta({ exclusiveMinimum: 0 })
+      .optional()
+      .describe("zoom factor relative to the fitted view (1 = fit); 0 or less is 400 INVALID_CAMERA"),
   })
   .nullable();
 
@@ -72,10 +76,14 @@ export const screenshotOp = defineOperation({
   summary: "Render the studio's 3D view to an image of the requested size and format",
   description: CLIENT_NOTE,
   input: z.object({
-    width: z.number().default(1920).describe("pixels, 1 to 8192"),
-    height: z.number().default(1080).describe("pixels, 1 to 8192"),
-    format: z.string().default("png").describe("png, jpeg or webp"),
-    quality: z.number().default(0.92).describe("0 to 1, for jpeg and webp"),
+    width: publishedInt(1, MAX_SCREENSHOT_SIDE).default(1920).describe(`pixels, 1 to ${MAX_SCREENSHOT_SIDE}`),
+    height: publishedInt(1, MAX_SCREENSHOT_SIDE).default(1080).describe(`pixels, 1 to ${MAX_SCREENSHOT_SIDE}`),
+    format: z
+      .string()
+      .meta({ enum: [...SCREENSHOT_FORMATS, "jpg"] })
+      .default("png")
+      .describe("png, jpeg (or jpg) or webp"),
+    quality: z.number().meta({ minimum: 0, maximum: 1 }).default(0.92).describe("0 to 1, for jpeg and webp"),
     transparent: z.boolean().default(false).describe("transparent background (png and webp)"),
     camera: Camera.default(null).describe("camera override: rotation (3 numbers), zoom (number)"),
   }),
@@ -84,6 +92,7 @@ export const screenshotOp = defineOperation({
     { status: 400, code: "INVALID_FORMAT", when: "format is not png, jpeg or webp" },
     { status: 400, code: "INVALID_DIMENSIONS", when: "width or height is not an integer from 1 to 8192" },
     { status: 400, code: "INVALID_QUALITY", when: "quality is outside 0 to 1" },
+    { status: 400, code: "INVALID_CAMERA", when: "camera zoom is 0 or less" },
     ...VIEWER_ERRORS,
   ],
   handler: async (input, ctx) => {
@@ -100,9 +109,11 @@ export const screenshotOp = defineOperation({
         fail("INVALID_DIMENSIONS", `${k} must be an integer from 1 to ${MAX_SCREENSHOT_SIDE}, got ${v}`, { [k]: v });
     if (!(input.quality >= 0 && input.quality <= 1))
       fail("INVALID_QUALITY", `quality must be from 0 to 1, got ${input.quality}`, { quality: input.quality });
+    const zoom = input.camera?.zoom;
+    if (zoom !== undefined && !(zoom > 0)) fail("INVALID_CAMERA", `camera.zoom must be greater than 0, got ${zoom}`, { zoom });
     const params = { ...input, format };
     const r = (await relayOf(ctx).request(clientIdOf(ctx), "screenshot", params)) as { image?: unknown; format?: unknown };
-    if (typeof r?.image !== "string") throw new AtomStudioError("VIEWER_ERROR", "The studio sent no image", undefined, 502);
+    if (typeof r?.image !== "string") throw serviceError("VIEWER_ERROR", "The studio sent no image");
     const image = r.image.replace(/^data:[^,]*,/, "");
     const size = Buffer.from(image, "base64").length;
     return { image, format, width: input.width, height: input.height, size_bytes: size };
@@ -194,7 +205,7 @@ export const structureInfoOp = defineOperation({
     const r = (await relayOf(ctx).request(clientIdOf(ctx), "get_structure", {})) as { structure?: unknown } | null;
     const dict = r?.structure;
     if (!dict || typeof dict !== "object" || !Array.isArray((dict as { sites?: unknown }).sites))
-      throw new AtomStudioError("NO_STRUCTURE_LOADED", "The studio has no structure loaded", undefined, 404);
+      throw serviceError("NO_STRUCTURE_LOADED", "The studio has no structure loaded");
     const structure = StructureJSON.parse(dict);
     const sites = (structure as { sites: unknown[] }).sites;
     if (sites.length > ctx.config.symmetryMaxAtoms) return infoWithoutSymmetry(structure);

@@ -53,9 +53,9 @@ export const OptimizeResult = z.object({
   structure: StructureJSON,
   converged: z.boolean(),
   steps: z.number().int(),
-  initial_energy: z.number(),
-  energy: z.number(),
-  fmax: z.number(),
+  initial_energy: z.number().describe("eV"),
+  energy: z.number().describe("eV"),
+  fmax: z.number().describe("largest force on a free atom, eV/Angstrom"),
   message: z.string(),
   trajectory: z
     .array(z.object({ step: z.number().int(), energy: z.number(), fmax: z.number(), structure: StructureJSON }))
@@ -66,18 +66,18 @@ export const OptimizeResult = z.object({
     .optional()
     .describe("irc only: the end of each branch"),
   calculator: z.string().describe("the calculator id that ran"),
-  engine: z.string().describe("what computed it, e.g. tblite"),
+  engine: z.string().nullable().describe("the library behind it (tblite, xtb, asap, ...)"),
   optimizer: z.string(),
   elapsed_s: z.number().describe("wall time of the run in the worker, seconds"),
 });
 
 export const EnergyResult = z.object({
-  energy: z.number(),
+  energy: z.number().describe("eV"),
   energy_per_atom: z.number(),
-  forces: z.array(z.array(z.number())),
+  forces: z.array(z.array(z.number())).describe("eV/Angstrom, one row per site"),
   fmax: z.number(),
-  stress: z.array(z.number()).nullable().optional(),
   calculator: z.string().describe("the calculator id that ran"),
+  stress: z.array(z.number()).nullable().optional().describe("periodic in 3 directions: Voigt order, eV/Angstrom^3"),
 });
 
 declare module "../context.ts" {

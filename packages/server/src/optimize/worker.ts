@@ -12,6 +12,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { AtomStudioError } from "atomstudio-core";
 import { redact } from "../chat/secrets.ts";
+import { serviceError, statusOf } from "../errors/codes.ts";
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../../../..");
 
@@ -22,27 +23,6 @@ export const workerPython = (configured?: string): string => {
   return existsSync(venv) ? venv : "python3";
 };
 
-/** HTTP status of each worker error code (decisions §3). */
-const STATUS: Record<string, number> = {
-  UNKNOWN_CALCULATOR: 400,
-  CALCULATOR_UNAVAILABLE: 400,
-  UNSUPPORTED_ELEMENTS: 400,
-  OPTIMIZER_UNAVAILABLE: 400,
-  UNKNOWN_OPTIMIZER: 400,
-  UNSUPPORTED_OPTION: 400,
-  MISSING_LATTICE: 400,
-  INVALID_STRUCTURE: 400,
-  INVALID_INDEX: 400,
-  MALFORMED_REQUEST: 422,
-  INVALID_FMAX: 400,
-  INVALID_MAX_STEPS: 400,
-  MODEL_PATH_NOT_ALLOWED: 400,
-  UNKNOWN_MODEL: 400,
-  CANCELLED: 409,
-  SHUTTING_DOWN: 503,
-  CALCULATION_FAILED: 500,
-};
-
 /** Longest worker message passed on: engine errors can quote whole program output. */
 const MAX_MESSAGE = 500;
 
@@ -50,7 +30,8 @@ export const workerError = (e: { code?: string; message?: string; details?: Reco
   const code = e.code ?? "INTERNAL_ERROR";
   const text = redact(e.message ?? code, [], {});
   const message = text.length > MAX_MESSAGE ? `${text.slice(0, MAX_MESSAGE)}…` : text;
-  return new AtomStudioError(code, message, e.details, STATUS[code] ?? 500);
+  // The status comes from the error-code table (errors/codes.ts), like every other error's.
+  return new AtomStudioError(code, message, e.details, statusOf(code, 500));
 };
 
 /** Where a dead worker's stderr goes: the service log (pino's `warn` shape), after `redact`. */
@@ -105,7 +86,7 @@ export class WorkerProcess {
         if (!this.#dead) {
           // the details stay here: a traceback names files, versions and inputs of the machine
           log?.warn({ pid: this.child.pid, stderr: redact(this.#stderrTail.join("").slice(-4000)) }, `calculator worker: ${why}`);
-          this.#dead = new AtomStudioError("WORKER_DIED", WORKER_DIED_MESSAGE, undefined, 502);
+          this.#dead = serviceError("WORKER_DIED", WORKER_DIED_MESSAGE);
         }
         for (const p of this.#pending.values()) p.reject(this.#dead);
         this.#pending.clear();

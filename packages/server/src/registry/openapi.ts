@@ -1,3 +1,4 @@
+import { statusOf } from "../errors/codes.ts";
 import { VERSION } from "../version.ts";
 import { jsonSchema } from "./json-schema.ts";
 import type { Operation } from "./operation.ts";
@@ -11,7 +12,10 @@ export const openApiDocument = (operations: readonly Operation[]): Record<string
   for (const op of operations) {
     const input = jsonSchema(op.input, "input");
     const byStatus = new Map<number, string[]>();
-    for (const e of op.errors ?? []) byStatus.set(e.status, [...(byStatus.get(e.status) ?? []), `\`${e.code}\`: ${e.when}`]);
+    for (const e of op.errors ?? []) {
+      const status = statusOf(e.code);
+      byStatus.set(status, [...(byStatus.get(status) ?? []), `\`${e.code}\`: ${e.when}`]);
+    }
     byStatus.set(422, [...(byStatus.get(422) ?? []), "`MALFORMED_REQUEST`: the body is not the right shape"]);
     const responses: Record<string, unknown> = {
       200: { description: "OK", content: { "application/json": { schema: jsonSchema(op.output, "output") } } },

@@ -1,6 +1,6 @@
-import { AtomStudioError } from "atomstudio-core";
 import type { z } from "zod";
 import type { ServiceConfig } from "../config.ts";
+import { serviceError } from "../errors/codes.ts";
 import type { Operation } from "./operation.ts";
 
 export type InputLimits = Pick<ServiceConfig, "maxAtoms" | "maxFrames" | "maxStructures" | "maxTotalAtoms">;
@@ -11,8 +11,12 @@ const sitesOf = (v: unknown): number | undefined => {
   return typeof v === "object" && v !== null && !Array.isArray(v) && Array.isArray(sites) ? sites.length : undefined;
 };
 
-const tooMany = (code: string, message: string, details: Record<string, unknown>): never => {
-  throw new AtomStudioError(code, message, details, 400);
+const tooMany = (
+  code: "TOO_MANY_ATOMS" | "TOO_MANY_FRAMES" | "TOO_MANY_STRUCTURES",
+  message: string,
+  details: Record<string, unknown>,
+): never => {
+  throw serviceError(code, message, details);
 };
 
 /**
@@ -75,10 +79,7 @@ export const parseInput = <I extends z.ZodType>(op: Operation<I>, raw: unknown, 
     return r.data;
   }
   const fields = r.error.issues.map((i) => ({ path: i.path.map(String).join(".") || "(body)", message: i.message }));
-  throw new AtomStudioError(
-    "MALFORMED_REQUEST",
-    `Malformed request: ${fields.map((f) => `${f.path}: ${f.message}`).join("; ")}`,
-    { fields },
-    422,
-  );
+  throw serviceError("MALFORMED_REQUEST", `Malformed request: ${fields.map((f) => `${f.path}: ${f.message}`).join("; ")}`, {
+    fields,
+  });
 };

@@ -13,9 +13,9 @@ import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
 import { join, normalize, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import fastifyStatic from "@fastify/static";
-import { AtomStudioError } from "atomstudio-core";
 import type { FastifyInstance } from "fastify";
 import type { ServiceContext } from "../context.ts";
+import { serviceError } from "../errors/codes.ts";
 import { sendError } from "../http/errors.ts";
 import type { Plugin } from "../plugins.ts";
 
@@ -122,8 +122,7 @@ export const studioPlugin =
     // The studio's files carry no data (the page asks for the token itself): public.
     app.get("/*", { config: { public: true } }, async (req, reply) => {
       const path = decodeURIComponent((req.url.split("?")[0] as string).replace(/^\/+/, ""));
-      if (/^(api|mcp)(\/|$)/.test(path))
-        return sendError(reply, req, new AtomStudioError("NOT_FOUND", `No route GET /${path}`, undefined, 404));
+      if (/^(api|mcp)(\/|$)/.test(path)) return sendError(reply, req, serviceError("NOT_FOUND", `No route GET /${path}`));
       if (!existsSync(join(dist, "index.html"))) {
         const status = buildError
           ? `Building it failed: ${buildError}.`
@@ -138,8 +137,7 @@ export const studioPlugin =
         return reply.sendFile(path, { maxAge: hashed ? 31_536_000_000 : 0, immutable: hashed });
       }
       // An asset that is not there is a 404; any other path is a route of the single-page app.
-      if (/\.[a-z0-9]{1,8}$/i.test(path))
-        return sendError(reply, req, new AtomStudioError("NOT_FOUND", `No file /${path}`, undefined, 404));
+      if (/\.[a-z0-9]{1,8}$/i.test(path)) return sendError(reply, req, serviceError("NOT_FOUND", `No file /${path}`));
       reply.header("cache-control", "no-cache");
       return reply.sendFile("index.html", { maxAge: 0 });
     });

@@ -7,6 +7,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { AtomStudioError } from "atomstudio-core";
+import { serviceError, statusOf } from "../errors/codes.ts";
 
 /** What the hub needs of a socket (the `ws` WebSocket satisfies it; tests may pass fakes). */
 export interface ViewerSocket {
@@ -43,32 +44,17 @@ interface Client extends ViewerClientInfo {
 export const noViewer = (
   message = "No studio (viewer) is connected: open the AtomStudio web studio first",
   details?: Record<string, unknown>,
-) => new AtomStudioError("NO_VIEWER", message, details, 503);
+) => serviceError("NO_VIEWER", message, details);
 
 export const viewerTimeout = (ms: number, clientId: string) =>
-  new AtomStudioError(
-    "VIEWER_TIMEOUT",
-    `The studio did not answer within ${ms / 1000} s`,
-    { client_id: clientId, timeout_ms: ms },
-    504,
-  );
-
-/** Status for an error code a studio reports; unknown codes are the studio's failure (502). */
-const STATUS_OF_CODE: Record<string, number> = {
-  NO_STRUCTURE_LOADED: 404,
-  INVALID_FORMAT: 400,
-  INVALID_DIMENSIONS: 400,
-  INVALID_QUALITY: 400,
-  NO_VIEWER: 503,
-  VIEWER_TIMEOUT: 504,
-};
+  serviceError("VIEWER_TIMEOUT", `The studio did not answer within ${ms / 1000} s`, { client_id: clientId, timeout_ms: ms });
 
 /** Turn a studio's (or a remote service process's) error payload into the service's error. */
 export const viewerError = (payload: unknown): AtomStudioError => {
   const p: ViewerErrorPayload = typeof payload === "string" ? { message: payload } : ((payload ?? {}) as ViewerErrorPayload);
   const code = typeof p.code === "string" && /^[A-Z][A-Z0-9_]*$/.test(p.code) ? p.code : "VIEWER_ERROR";
-  const status = typeof p.status === "number" ? p.status : (STATUS_OF_CODE[code] ?? 502);
-  return new AtomStudioError(code, p.message ?? "The studio reported an error", p.details, status);
+  // Known codes take the table's status (errors/codes.ts); an unknown one is the studio's failure (502).
+  return new AtomStudioError(code, p.message ?? "The studio reported an error", p.details, statusOf(code, p.status));
 };
 
 /** Serializable form of an error, for a studio reply or a cross-process reply. */

@@ -4,9 +4,9 @@
  * yield text deltas.
  */
 import Anthropic from "@anthropic-ai/sdk";
-import { AtomStudioError } from "atomstudio-core";
 import { z } from "zod";
-import { streamError, upstreamError } from "../errors.ts";
+import { serviceError } from "../../errors/codes.ts";
+import { checkChatRanges, MaxTokens, streamError, upstreamError } from "../errors.ts";
 import { heldSecrets } from "../secrets.ts";
 import type { SseStream } from "../sse.ts";
 import { type ChunkLike, ChunkNormalizer } from "./normalize.ts";
@@ -14,11 +14,14 @@ import { openaiClient } from "./openai-compat.ts";
 import { baseUrlOf, defaultModelOf, HOSTED_PROVIDERS, type ProviderSpec, serverKeyOf } from "./table.ts";
 
 export const HostedRequest = z.object({
-  messages: z.array(z.object({ role: z.enum(["system", "user", "assistant"]), content: z.string() })).min(1),
+  messages: z
+    .array(z.object({ role: z.enum(["system", "user", "assistant"]), content: z.string() }))
+    .meta({ minItems: 1 })
+    .describe("at least one message (an empty list is 400 EMPTY_MESSAGES)"),
   provider: z.string().default(HOSTED_PROVIDERS[0]!.id),
   model: z.string().nullish(),
   temperature: z.number().nullish(),
-  max_tokens: z.number().int().positive().default(2048),
+  max_tokens: MaxTokens,
   system: z.string().nullish(),
 });
 export type HostedRequest = z.output<typeof HostedRequest>;
@@ -80,23 +83,21 @@ const openai: HostedModule = async ({ req, model, baseURL, apiKey, signal }) => 
 export const HOSTED_MODULES: Record<string, HostedModule> = { anthropic, openai };
 
 export const streamHosted = async (req: HostedRequest, sse: SseStream, env: NodeJS.ProcessEnv): Promise<void> => {
+  checkChatRanges(req);
   const spec: ProviderSpec | undefined = HOSTED_PROVIDERS.find((p) => p.id === req.provider);
   const mod = spec && HOSTED_MODULES[spec.id];
   if (!spec || !mod)
-    throw new AtomStudioError(
+    throw serviceError(
       "UNKNOWN_PROVIDER",
       `Unknown provider ${JSON.stringify(req.provider)}; known: ${HOSTED_PROVIDERS.map((p) => p.id).join(", ")}`,
       { provider: req.provider, known: HOSTED_PROVIDERS.map((p) => p.id) },
-      400,
     );
   const apiKey = serverKeyOf(spec, env);
   if (!apiKey)
-    throw new AtomStudioError(
-      "MISSING_API_KEY",
-      `No API key for ${spec.id}: set ${spec.keyVar}`,
-      { provider: spec.id, env: spec.keyVar },
-      401,
-    );
+    throw serviceError("MISSING_API_KEY", `No API key for ${spec.id}: set ${spec.keyVar}`, {
+      provider: spec.id,
+      env: spec.keyVar,
+    });
   const secrets = heldSecrets(env, apiKey);
   let deltas: AsyncIterable<string>;
   try {

@@ -1,11 +1,7 @@
-/**
- * `POST /api/chat/stream-openai-compat`: any provider that speaks the chat-completions wire format,
- * through the official `openai` SDK pointed at the provider's base URL.
- */
-import { AtomStudioError } from "atomstudio-core";
 import OpenAI from "openai";
 import { z } from "zod";
-import { streamError, upstreamError } from "../errors.ts";
+import { serviceError } from "../../errors/codes.ts";
+import { checkChatRanges, MaxTokens, streamError, upstreamError } from "../errors.ts";
 import { heldSecrets } from "../secrets.ts";
 import type { SseStream } from "../sse.ts";
 import { ChunkNormalizer } from "./normalize.ts";
@@ -20,11 +16,14 @@ export const OpenAICompatMessage = z.object({
 });
 
 export const CompatRequest = z.object({
-  messages: z.array(OpenAICompatMessage).min(1),
+  messages: z
+    .array(OpenAICompatMessage)
+    .meta({ minItems: 1 })
+    .describe("at least one message (an empty list is 400 EMPTY_MESSAGES)"),
   provider: z.string().default(COMPAT_PROVIDERS[0]!.id),
   model: z.string().nullish(),
   temperature: z.number().default(0.3),
-  max_tokens: z.number().int().positive().default(2048),
+  max_tokens: MaxTokens,
   tools: z.array(z.record(z.string(), z.unknown())).nullish(),
   tool_choice: z.union([z.string(), z.record(z.string(), z.unknown())]).nullish(),
   base_url: z.string().url().nullish(),
@@ -48,33 +47,30 @@ export const resolveCompatTarget = (req: CompatRequest, env: NodeJS.ProcessEnv):
   const model = req.model || (spec ? defaultModelOf(spec, env) : "default");
   if (req.base_url) {
     if (!req.api_key && !spec?.keyless)
-      throw new AtomStudioError(
+      throw serviceError(
         "MISSING_API_KEY",
         "A request that overrides base_url must bring its own api_key: server-held keys are only sent to their own provider",
         { provider: req.provider },
-        401,
       );
     return { provider: req.provider, baseURL: req.base_url, apiKey: req.api_key ?? null, model };
   }
   const baseURL = spec ? baseUrlOf(spec, env) : null;
   if (!spec || !baseURL)
-    throw new AtomStudioError(
+    throw serviceError(
       "UNKNOWN_PROVIDER",
       spec
         ? `Provider ${req.provider} needs base_url (and api_key) in the request`
         : `Unknown provider ${JSON.stringify(req.provider)} and no base_url; known: ${COMPAT_PROVIDERS.map((p) => p.id).join(", ")}`,
       { provider: req.provider, known: COMPAT_PROVIDERS.map((p) => p.id) },
-      400,
     );
   const apiKey = req.api_key ?? serverKeyOf(spec, env) ?? null;
   if (!apiKey && !spec.keyless)
-    throw new AtomStudioError(
+    throw serviceError(
       "MISSING_API_KEY",
       spec.keyVar
         ? `No API key for ${spec.id}: set ${spec.keyVar} or send api_key`
         : `Provider ${spec.id} needs api_key in the request`,
       { provider: spec.id, ...(spec.keyVar ? { env: spec.keyVar } : {}) },
-      401,
     );
   return { provider: spec.id, baseURL, apiKey, model };
 };
@@ -93,6 +89,7 @@ export const openaiClient = (baseURL: string, apiKey: string | null): OpenAI =>
   });
 
 export const streamOpenAICompat = async (req: CompatRequest, sse: SseStream, env: NodeJS.ProcessEnv): Promise<void> => {
+  checkChatRanges(req);
   const target = resolveCompatTarget(req, env);
   const secrets = heldSecrets(env, target.apiKey);
   const client = openaiClient(target.baseURL, target.apiKey);

@@ -1,0 +1,272 @@
+/**
+ * Responses match their declared schemas: every operation of the registry runs on a real input
+ * against the real thing (the core, the Python calculator worker, the studio in headless
+ * Chromium) and its answer is validated strictly (no property a schema does not declare where
+ * it says `additionalProperties: false`) against the output schema the OpenAPI document
+ * publishes.
+ */
+import { readTestdata } from "atomstudio-testkit";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  ensureStudioBuilt,
+  hasChromium,
+  launchBrowser,
+  openStudio,
+  type RunningService,
+  startService,
+} from "../../studio/test/support.ts";
+import { operations } from "../src/operations/index.ts";
+import { openApiDocument } from "../src/registry/openapi.ts";
+import { responseValidator } from "./contract-support.ts";
+import { cuCell, water } from "./helpers.ts";
+
+const validate = responseValidator(openApiDocument(operations));
+
+type Example = { method: "GET" | "POST"; path: string; body?: unknown; query?: Record<string, string> };
+
+const disordered = {
+  ...cuCell,
+  sites: [
+    {
+      species: [
+        { element: "Fe", occu: 0.5 },
+        { element: "Ni", occu: 0.5, oxidation_state: 2 },
+      ],
+      abc: [0, 0, 0],
+    },
+  ],
+};
+const slab = { structure: cuCell, miller: [1, 1, 1], thickness: 3, vacuum: 10 };
+const emtCell = { structure: cuCell, calculator: "emt" };
+
+/** [operation id, what, request]: at least one row for every operation of the registry. */
+const OFFLINE: Array<[string, string, Example]> = [
+  ["health", "liveness", { method: "GET", path: "/api/health" }],
+  [
+    "add_atom",
+    "O into Cu",
+    { method: "POST", path: "/api/structure-ops/add-atom", body: { structure: cuCell, element: "O", position: [1, 1, 1] } },
+  ],
+  [
+    "add_atom",
+    "into a molecule",
+    { method: "POST", path: "/api/structure-ops/add-atom", body: { structure: water, element: "H", position: [0, 0, 1] } },
+  ],
+  [
+    "add_atoms",
+    "two atoms",
+    {
+      method: "POST",
+      path: "/api/structure-ops/add-atoms",
+      body: {
+        structure: cuCell,
+        atoms: [
+          { element: "O", xyz: [0, 0, 1] },
+          { element: "H", xyz: [0, 1, 1] },
+        ],
+      },
+    },
+  ],
+  [
+    "delete_atoms",
+    "two sites",
+    { method: "POST", path: "/api/structure-ops/delete-atoms", body: { structure: cuCell, indices: [0, 2] } },
+  ],
+  [
+    "replace_atom",
+    "Cu to Ag",
+    { method: "POST", path: "/api/structure-ops/replace-atom", body: { structure: cuCell, index: 1, new_element: "Ag" } },
+  ],
+  [
+    "move_atom",
+    "one site",
+    { method: "POST", path: "/api/structure-ops/move-atom", body: { structure: cuCell, index: 0, new_position: [0.1, 0, 0] } },
+  ],
+  [
+    "move_atoms",
+    "two sites",
+    {
+      method: "POST",
+      path: "/api/structure-ops/move-atoms",
+      body: { structure: cuCell, indices: [0, 1], displacement: [0, 0, 0.2] },
+    },
+  ],
+  [
+    "supercell",
+    "2x1x1 of a disordered cell",
+    { method: "POST", path: "/api/structure-build/supercell", body: { structure: disordered, scaling: [2, 1, 1] } },
+  ],
+  [
+    "merge",
+    "water into Cu",
+    { method: "POST", path: "/api/structure-build/merge", body: { base: cuCell, incoming: water, position: [1.8, 1.8, 1.8] } },
+  ],
+  [
+    "merge",
+    "to a molecule",
+    {
+      method: "POST",
+      path: "/api/structure-build/merge",
+      body: { base: water, incoming: water, position: [3, 0, 0], mode: "to_molecule" },
+    },
+  ],
+  [
+    "build_supercell_legacy",
+    "two structures",
+    { method: "POST", path: "/api/build/supercell", body: { structures: [cuCell, disordered], scaling: "2x2x1" } },
+  ],
+  ["slab", "Cu(111)", { method: "POST", path: "/api/structure-build/slab", body: slab }],
+  ["structure_slab", "Cu(111)", { method: "POST", path: "/api/structure/slab", body: slab }],
+  ["structure_info", "a crystal", { method: "POST", path: "/api/structure/info", body: { structure: cuCell } }],
+  ["structure_info", "a molecule", { method: "POST", path: "/api/structure/info", body: { structure: water } }],
+  ["conventional_cell", "Cu", { method: "POST", path: "/api/structure/conventional-cell", body: { structure: cuCell } }],
+  ["primitive_cell", "Cu", { method: "POST", path: "/api/structure/primitive-cell", body: { structure: cuCell } }],
+  [
+    "parse_structure",
+    "a CIF from COD",
+    {
+      method: "POST",
+      path: "/api/structure/parse",
+      body: { content: readTestdata("structures/Cod_2100513.cif"), filename: "Cod_2100513.cif" },
+    },
+  ],
+  [
+    "parse_structure",
+    "POSCAR of LiFePO4",
+    {
+      method: "POST",
+      path: "/api/structure/parse",
+      body: { content: readTestdata("structures/POSCAR_LiFePO4"), filename: "POSCAR" },
+    },
+  ],
+  [
+    "parse_structure",
+    "an XDATCAR (frames)",
+    { method: "POST", path: "/api/structure/parse", body: { content: readTestdata("md/XDATCAR.MD"), filename: "XDATCAR" } },
+  ],
+  [
+    "parse_structure",
+    "benzene XYZ",
+    {
+      method: "POST",
+      path: "/api/structure/parse",
+      body: { content: readTestdata("structures/benzene.xyz"), filename: "benzene.xyz" },
+    },
+  ],
+  ["export_structure", "CIF", { method: "POST", path: "/api/structure/export", body: { structure: cuCell, format: "cif" } }],
+  [
+    "export_structure",
+    "XYZ frames",
+    { method: "POST", path: "/api/structure/export", body: { structure: water, format: "xyz", frames: [water, water] } },
+  ],
+  ["providers", "no keys set", { method: "GET", path: "/api/chat/providers" }],
+  // The real Python worker (EMT from ASE).
+  ["optimize_calculators", "the worker's listing", { method: "GET", path: "/api/optimize/calculators" }],
+  [
+    "optimize_structure",
+    "EMT + BFGS on Cu",
+    { method: "POST", path: "/api/optimize/structure", body: { ...emtCell, fmax: 0.1, max_steps: 5, return_trajectory: true } },
+  ],
+  [
+    "structure_optimize",
+    "EMT + BFGS on Cu",
+    { method: "POST", path: "/api/structure/optimize", body: { ...emtCell, max_steps: 3 } },
+  ],
+  ["energy", "EMT single point", { method: "POST", path: "/api/optimize/energy", body: emtCell }],
+  [
+    "energy_get",
+    "EMT single point",
+    { method: "GET", path: "/api/optimize/energy", query: { structure: JSON.stringify(cuCell), calculator: "emt" } },
+  ],
+];
+
+/** Operations answered by a connected studio (run below in Chromium). */
+const VIEWER: Array<[string, string, Example]> = [
+  ["view_screenshot", "a small PNG", { method: "POST", path: "/api/view/screenshot", body: { width: 64, height: 48 } }],
+  [
+    "view_screenshot",
+    "JPEG with a camera",
+    {
+      method: "POST",
+      path: "/api/view/screenshot",
+      body: { width: 40, height: 40, format: "jpeg", camera: { rotation: [10, 20, 0], zoom: 1.2 } },
+    },
+  ],
+  ["view_structure_info", "the loaded crystal", { method: "GET", path: "/api/view/structure-info" }],
+  ["view_selection", "two selected sites", { method: "GET", path: "/api/view/selection" }],
+];
+
+let svc: RunningService;
+const call = async (ex: Example): Promise<{ status: number; body: unknown }> => {
+  const url = `${svc.url}${ex.path}${ex.query ? `?${new URLSearchParams(ex.query)}` : ""}`;
+  const res = await fetch(url, {
+    method: ex.method,
+    ...(ex.body !== undefined ? { headers: { "content-type": "application/json" }, body: JSON.stringify(ex.body) } : {}),
+  });
+  return { status: res.status, body: await res.json() };
+};
+
+const expectConforms = async (id: string, ex: Example) => {
+  const { status, body } = await call(ex);
+  expect(status, JSON.stringify(body).slice(0, 300)).toBe(200);
+  const errors = validate(ex.method, ex.path, status, body);
+  expect(errors, `${id}: ${JSON.stringify(errors)}`).toEqual([]);
+};
+
+beforeAll(async () => {
+  svc = await startService({ timeoutMs: 60_000 });
+});
+afterAll(async () => {
+  await svc?.close();
+});
+
+describe("every operation has an example", () => {
+  it.each(operations.map((op) => op.id))("%s", (id) => {
+    expect([...OFFLINE, ...VIEWER].some(([op]) => op === id)).toBe(true);
+  });
+});
+
+describe("responses conform strictly to the published output schemas", () => {
+  it.each(OFFLINE)("%s: %s", async (id, _what, ex) => expectConforms(id, ex), 120_000);
+});
+
+describe.skipIf(!hasChromium)("viewer responses, answered by the studio in headless Chromium", () => {
+  let browser: Browser;
+  let page: Page;
+  beforeAll(async () => {
+    await ensureStudioBuilt();
+    browser = await launchBrowser();
+    page = await openStudio(browser, svc.url);
+    await page.evaluate((d) => window.atomstudio?.setStructure(d, { name: "Cu" }), cuCell as Record<string, unknown>);
+    await page.evaluate(() => window.atomstudio?.viewerTools.select_atoms?.({ indices: [0, 2] }));
+  }, 300_000);
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  it.each(VIEWER)("%s: %s", async (id, _what, ex) => expectConforms(id, ex), 120_000);
+});
+
+describe("the validator can fail", () => {
+  // [what, method, path, body]
+  const rows: Array<[string, "GET" | "POST", string, unknown]> = [
+    ["an undeclared property", "GET", "/api/health", { status: "ok", version: "1", uptime_s: 1, extra: true }],
+    ["a missing property", "GET", "/api/health", { status: "ok", version: "1" }],
+    ["a fractional integer", "POST", "/api/structure-ops/add-atom", { structure: water, n_atoms: 3.5, added_index: 3 }],
+    [
+      "a structure with an unknown element",
+      "POST",
+      "/api/structure-ops/add-atom",
+      {
+        structure: { ...water, sites: [{ species: [{ element: "Xx", occu: 1 }], xyz: [0, 0, 0] }] },
+        n_atoms: 1,
+        added_index: 0,
+      },
+    ],
+    ["a wrong type", "POST", "/api/structure/info", { formula: 1 }],
+  ];
+  it.each(rows)("%s", (_what, method, path, body) => {
+    expect(validate(method, path, 200, body).length).toBeGreaterThan(0);
+  });
+});

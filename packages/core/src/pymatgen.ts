@@ -257,6 +257,14 @@ const uniformProperties = (
 /** Write pymatgen's dictionary: same keys, same order, same classes. */
 export const toDict = (s: Structure): AnyStructureDict => {
   const n = s.length;
+  // An edit can leave the floating-point range (an atom added at 1e308 in a cell gives infinite
+  // fractional coordinates): JSON would carry them as null, so such a result is refused instead.
+  const outOfRange = (a: ArrayLike<number>) => {
+    for (let i = 0; i < a.length; i++) if (!Number.isFinite(a[i] as number)) return true;
+    return false;
+  };
+  if (outOfRange(s.cart) || (s.lattice && outOfRange(s.frac)))
+    invalid("the result has coordinates beyond the floating-point range", "sites");
   const props = uniformProperties(s.siteProperties);
   const c = s.cart;
   const speciesCache = new Map<SiteSpecies, SpeciesDict[]>();

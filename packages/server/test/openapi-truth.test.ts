@@ -3,6 +3,8 @@
  * accepted or returned, integer fields are integers with the bounds the code enforces, and a
  * well-formed body out of range is a 400 with its code (422 only for the wrong shape).
  */
+
+import { MAX_NORMAL_SEARCH } from "atomstudio-core";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chatPlugin } from "../src/chat/index.ts";
@@ -34,8 +36,11 @@ const structureFields = (schema: unknown, where: string, out: Array<[string, Sch
   const s = schema as Schema;
   for (const [name, sub] of Object.entries((s.properties ?? {}) as Record<string, Schema>)) {
     const path = `${where}.${name}`;
-    if (["structure", "base", "incoming"].includes(name)) out.push([path, sub]);
-    if (name === "structures" || name === "frames") out.push([`${path}[]`, (sub.items ?? {}) as Schema]);
+    // A structure *file* (COHP's CONTCAR: {content, encoding}) and frame *indices* are not structures.
+    const isFile = Boolean((sub.properties as Record<string, unknown> | undefined)?.content);
+    if (["structure", "base", "incoming"].includes(name) && !isFile) out.push([path, sub]);
+    const items = (sub.items ?? {}) as Schema;
+    if ((name === "structures" || name === "frames") && items.type !== "integer") out.push([`${path}[]`, items]);
     structureFields(sub, path, out);
   }
   return out;
@@ -82,7 +87,7 @@ describe("StructureJSON in full wherever a structure is accepted or returned", (
       .filter(([w]) => !w.includes("/api/chat/")) // the agents' structure_json context is free-form
       .filter(([, s]) => !isFullStructure((s.anyOf as Schema[] | undefined)?.find((x) => x.type === "object") ?? s))
       .map(([w]) => w);
-    expect(bare).toEqual([]);
+    expect(bare, bare.join("\n")).toEqual([]);
   });
 
   it("a copy keeps its own description in front", () => {
@@ -106,7 +111,7 @@ describe("integers are integers with the bounds the code enforces", () => {
     ["/api/view/screenshot", ["height"], 1, 8192],
     ["/api/structure-ops/replace-atom", ["index"], 0, undefined],
     ["/api/structure-ops/delete-atoms", ["indices", "items"], 0, undefined],
-    ["/api/structure-build/slab", ["max_normal_search"], 0, 20],
+    ["/api/structure-build/slab", ["max_normal_search"], 0, MAX_NORMAL_SEARCH],
     ["/api/structure-build/slab", ["termination_index"], 0, undefined],
   ];
   it.each(rows)("%s %j: integer from %i to %s", (path, fields, min, max) => {
@@ -138,10 +143,10 @@ describe("range checks on well-formed bodies are 400 with a code", () => {
       "INVALID_MAX_NORMAL_SEARCH",
     ],
     [
-      "a (100000, 1, 1) surface, refused at once",
+      "a (100000, 1, 1) surface, refused at once (Miller indices are capped before any work)",
       "/api/structure-build/slab",
       { structure: cuCell, miller: [100000, 1, 1], thickness: 3 },
-      "TOO_MANY_ATOMS",
+      "INVALID_MILLER",
     ],
     [
       "no symmetry at 1e16 Angstrom (was a 500)",
@@ -196,6 +201,34 @@ describe("range checks on well-formed bodies are 400 with a code", () => {
           },
           sites: [{ abc: [0, 0, 0], species: [{ element: "B" }] }],
         },
+      },
+      "INVALID_STRUCTURE",
+    ],
+    [
+      "an atom added at 1.7e308 Angstrom in a 0.5 Angstrom cell (infinite abc: was answered with null coordinates)",
+      "/api/structure-ops/add-atoms",
+      {
+        structure: {
+          ...cuCell,
+          lattice: {
+            matrix: [
+              [0.5, 0, 0],
+              [0, 3.6, 0],
+              [0, 0, 3.6],
+            ],
+          },
+        },
+        atoms: [{ element: "O", xyz: [1.7e308, 0, 0] }],
+      },
+      "INVALID_STRUCTURE",
+    ],
+    [
+      "a molecule moved past the floating-point range",
+      "/api/structure-ops/move-atoms",
+      {
+        structure: { "@class": "Molecule", sites: [{ species: [{ element: "O", occu: 1 }], xyz: [1e308, 0, 0] }] },
+        indices: [0],
+        displacement: [1.7e308, 0, 0],
       },
       "INVALID_STRUCTURE",
     ],

@@ -5,7 +5,8 @@
  * it says `additionalProperties: false`) against the output schema the OpenAPI document
  * publishes.
  */
-import { readTestdata } from "atomstudio-testkit";
+import { readFileSync } from "node:fs";
+import { readTestdata, testdataPath } from "atomstudio-testkit";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -37,6 +38,13 @@ const disordered = {
     },
   ],
 };
+/** A shared file of a real code, as the analysis routes take it (base64; gzip detected by its bytes). */
+const file = (rel: string) => ({
+  content: readFileSync(testdataPath(rel)).toString("base64"),
+  filename: rel.split("/").pop(),
+  encoding: "base64",
+});
+const waterMd = { trajectory: file("md/water.pdb.gz"), frames_range: { stop: 20 } };
 const slab = { structure: cuCell, miller: [1, 1, 1], thickness: 3, vacuum: 10 };
 const emtCell = { structure: cuCell, calculator: "emt" };
 
@@ -179,6 +187,37 @@ const OFFLINE: Array<[string, string, Example]> = [
     "EMT single point",
     { method: "GET", path: "/api/optimize/energy", query: { structure: JSON.stringify(cuCell), calculator: "emt" } },
   ],
+  [
+    "bands",
+    "Si bands with their KPOINTS, projected",
+    {
+      method: "POST",
+      path: "/api/bands",
+      body: {
+        vasprun: file("vasp/vasprun_Si_bands.xml.gz"),
+        kpoints: file("vasp/KPOINTS_Si_bands"),
+        projections: [{ label: "Si", elements: ["Si"] }],
+      },
+    },
+  ],
+  [
+    "dos",
+    "projected DOS",
+    { method: "POST", path: "/api/dos", body: { vasprun: file("vasp/vasprun.uniform.xml.gz"), mode: "projected" } },
+  ],
+  [
+    "cohp",
+    "NaCl COHP with ICOHPLIST",
+    {
+      method: "POST",
+      path: "/api/cohp",
+      body: { cohpcar: file("lobster/NaCl/COHPCAR.lobster.gz"), icohplist: file("lobster/NaCl/ICOHPLIST.lobster.gz") },
+    },
+  ],
+  ["md_rdf", "water O-O", { method: "POST", path: "/api/md/rdf", body: { ...waterMd, selection_a: { elements: ["O"] } } }],
+  ["md_rmsd", "water O", { method: "POST", path: "/api/md/rmsd", body: { ...waterMd, selection: { elements: ["O"] } } }],
+  ["md_hbonds", "water", { method: "POST", path: "/api/md/hbonds", body: waterMd }],
+  ["md_clustering", "water frames", { method: "POST", path: "/api/md/clustering", body: { ...waterMd, n_clusters: 2 } }],
 ];
 
 /** Operations answered by a connected studio (run below in Chromium). */

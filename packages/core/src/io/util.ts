@@ -164,7 +164,7 @@ const POW10 = [
  * the correctly rounded value, identical to Number() (Clinger's fast path); anything else goes
  * through the strict string parser.
  */
-const fastNumber = (line: string, start: number, end: number): number => {
+export const fastNumber = (line: string, start: number, end: number): number => {
   let i = start;
   let neg = false;
   let c = line.charCodeAt(i);

@@ -12,6 +12,7 @@ import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import { fromDict, supercell, toDict } from "../packages/core/src/index.ts";
+import { cifBomb } from "../packages/testkit/src/index.ts";
 
 const { values } = parseArgs({
   options: { seconds: { type: "string", default: "20" }, concurrency: { type: "string", default: "6" } },
@@ -45,26 +46,6 @@ const nearPeriodic = () => {
   return toDict(big);
 };
 
-const cif = (nOps: number, nSites: number): string =>
-  [
-    "data_bomb",
-    ...["a", "b", "c"].map((k) => `_cell_length_${k} 40`),
-    ...["alpha", "beta", "gamma"].map((k) => `_cell_angle_${k} 90`),
-    "loop_",
-    "_symmetry_equiv_pos_as_xyz",
-    ...Array.from({ length: nOps }, (_, k) => `x+${k}/${nOps},y,z`),
-    "loop_",
-    "_atom_site_label",
-    "_atom_site_type_symbol",
-    "_atom_site_fract_x",
-    "_atom_site_fract_y",
-    "_atom_site_fract_z",
-    ...Array.from(
-      { length: nSites },
-      (_, i) => `C${i} C 0 ${((i % 100) / 100 + 0.001).toFixed(4)} ${(Math.floor(i / 100) / 100 + 0.001).toFixed(4)}`,
-    ),
-  ].join("\n");
-
 const ATTACKS: Array<{ name: string; path: string; body: string }> = [
   {
     name: "slab Cu(10 9 7)",
@@ -79,9 +60,13 @@ const ATTACKS: Array<{ name: string; path: string; body: string }> = [
   {
     name: "CIF expanded to 9,984 atoms",
     path: "/api/structure/parse",
-    body: JSON.stringify({ content: cif(192, 52), filename: "x.cif" }),
+    body: JSON.stringify({ content: cifBomb(192, 52), filename: "x.cif" }),
   },
-  { name: "CIF bomb, 16 KB", path: "/api/structure/parse", body: JSON.stringify({ content: cif(400, 400), filename: "x.cif" }) },
+  {
+    name: "CIF bomb, 16 KB",
+    path: "/api/structure/parse",
+    body: JSON.stringify({ content: cifBomb(400, 400), filename: "x.cif" }),
+  },
 ];
 
 const start = async (): Promise<{ url: string; stop: () => void }> => {

@@ -7,6 +7,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { fromDict, supercell, toDict } from "atomstudio-core";
+import { cifBomb } from "atomstudio-testkit";
 import { afterAll, describe, expect, it } from "vitest";
 import { cuCell, water } from "./helpers.ts";
 import { ATOMSTUDIO_BIN } from "./mcp-fixtures.ts";
@@ -83,31 +84,6 @@ const health = async (svc: Service, timeoutMs: number): Promise<number> => {
 };
 
 // ---------------------------------------------------------------- inputs
-
-/** A CIF whose listed operations are `nOps` translations along x, with `nSites` sites each on its own orbit. */
-const cifBomb = (nOps: number, nSites: number, ops?: string[]): string =>
-  [
-    "data_bomb",
-    "_cell_length_a 40",
-    "_cell_length_b 40",
-    "_cell_length_c 40",
-    "_cell_angle_alpha 90",
-    "_cell_angle_beta 90",
-    "_cell_angle_gamma 90",
-    "loop_",
-    "_symmetry_equiv_pos_as_xyz",
-    ...(ops ?? Array.from({ length: nOps }, (_, k) => `x+${k}/${nOps},y,z`)),
-    "loop_",
-    "_atom_site_label",
-    "_atom_site_type_symbol",
-    "_atom_site_fract_x",
-    "_atom_site_fract_y",
-    "_atom_site_fract_z",
-    ...Array.from(
-      { length: nSites },
-      (_, i) => `C${i} C 0 ${((i % 100) / 100 + 0.001).toFixed(4)} ${(Math.floor(i / 100) / 100 + 0.001).toFixed(4)}`,
-    ),
-  ].join("\n");
 
 const xyzFrames = (frames: number, atoms = 1): string =>
   Array.from({ length: frames }, (_, f) =>

@@ -30,13 +30,16 @@ def test_chgnet_energy_equals_direct_call(worker):
     from chgnet.model.dynamics import CHGNetCalculator
 
     atoms = cu_cell_64()
+    atoms.wrap()  # the worker receives wrapped coordinates through pymatgen; give the direct call the same
     reply = worker.call("energy", {"structure": to_pmg(atoms), "calculator": "chgnet"})
     assert reply["ok"], reply
     atoms.calc = CHGNetCalculator(model=CHGNet.load(verbose=False), use_device="cpu")
-    # CHGNet computes in float32: agreement to float32 rounding of a -250 eV total
-    assert abs(reply["result"]["energy"] - atoms.get_potential_energy()) < 1e-4
-    assert np.abs(np.array(reply["result"]["forces"]) - atoms.get_forces()).max() < 1e-4
-    assert np.abs(np.array(reply["result"]["stress"]) - atoms.get_stress()).max() < 1e-5
+    # CHGNet computes in float32, and the order of its float32 sums depends on the CPU and its thread
+    # count (CI saw 1.4e-3 eV on this -261 eV total). 5e-5 eV/atom is float32 rounding; any other
+    # model or a wrong structure differs by whole eV.
+    assert abs(reply["result"]["energy"] - atoms.get_potential_energy()) < 5e-5 * len(atoms)
+    assert np.abs(np.array(reply["result"]["forces"]) - atoms.get_forces()).max() < 5e-4
+    assert np.abs(np.array(reply["result"]["stress"]) - atoms.get_stress()).max() < 5e-5
 
 
 @needs_torch

@@ -12,6 +12,10 @@ import { workflowPlugin } from "../src/workflow/plugin.ts";
 import { responseValidator } from "./contract-support.ts";
 import { testConfig } from "./helpers.ts";
 
+/** A JSON answer, read field by field by the assertions. */
+// biome-ignore lint/suspicious/noExplicitAny: the assertions check the shape
+type Json = any;
+
 const validate = responseValidator(openApiDocument(operations));
 
 const cu = (a: number) => ({
@@ -45,7 +49,7 @@ const call = async (base: string, method: string, path: string, body?: unknown, 
     headers: body === undefined ? headers : { "content-type": "application/json", ...headers },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
-  return { status: res.status, body: (await res.json()) as Record<string, any> };
+  return { status: res.status, body: (await res.json()) as Record<string, Json> };
 };
 
 /** Poll the status until the run is finished. */
@@ -54,7 +58,7 @@ const finished = async (base: string, id: string, timeoutMs = 60_000) => {
   for (;;) {
     const r = await call(base, "GET", `/api/workflow/${id}`);
     if (r.body.run && !["queued", "running"].includes(r.body.run.status)) return r.body;
-    if (Date.now() > end) throw new Error(`run not finished: ${JSON.stringify(r.body.run?.nodes?.map((n: any) => n.state))}`);
+    if (Date.now() > end) throw new Error(`run not finished: ${JSON.stringify(r.body.run?.nodes?.map((n: Json) => n.state))}`);
     await new Promise((res) => setTimeout(res, 100));
   }
 };
@@ -212,15 +216,15 @@ describe.skipIf(!hasRedis)("workflows on a real Redis", () => {
     expect(run.body.status).toBe("queued");
     const done = await finished(svc.url, created.body.id);
     expect(done.run.status).toBe("completed");
-    const byId = Object.fromEntries(done.run.nodes.map((n: any) => [n.id, n]));
-    expect(byId.relax.items.map((i: any) => i.state)).toEqual(["completed", "completed", "completed"]);
+    const byId = Object.fromEntries(done.run.nodes.map((n: Json) => [n.id, n]));
+    expect(byId.relax.items.map((i: Json) => i.state)).toEqual(["completed", "completed", "completed"]);
 
     // the same steps, one by one through the HTTP routes
     const sup = await call(svc.url, "POST", "/api/build/supercell", { structures: cells, scaling: "2x1x1" });
     const energies: number[] = [];
     for (const s of sup.body.structures)
       energies.push((await call(svc.url, "POST", "/api/optimize/energy", { structure: s, calculator: "emt" })).body.energy);
-    expect(byId.relax.output.results.map((r: any) => r.energy)).toEqual(energies);
+    expect(byId.relax.output.results.map((r: Json) => r.energy)).toEqual(energies);
     const lowest = Math.min(...energies);
     expect(byId.best.output.value).toBe(lowest);
     expect(byId.best.output.index).toBe(energies.indexOf(lowest));
@@ -230,7 +234,7 @@ describe.skipIf(!hasRedis)("workflows on a real Redis", () => {
     expect(validate("GET", "/api/workflow/{id}", 200, done)).toEqual([]);
     const types = await call(svc.url, "GET", "/api/workflow/node-types");
     expect(validate("GET", "/api/workflow/node-types", 200, types.body)).toEqual([]);
-    expect(types.body.node_types.map((t: any) => t.type)).toEqual(
+    expect(types.body.node_types.map((t: Json) => t.type)).toEqual(
       expect.arrayContaining(["supercell", "energy", "map", "select"]),
     );
     for (const n of done.run.nodes) {

@@ -330,3 +330,32 @@ describe.skipIf(!hasRedis)("workflows on a real Redis", () => {
     expect(done.run.nodes[0].attempts).toBe(1);
   }, 30_000);
 });
+
+describe.skipIf(!hasRedis)("Redis going down under a running service", () => {
+  it("workflow routes answer 503 QUEUE_UNAVAILABLE, everything else keeps working", async () => {
+    const redis = await startRedis();
+    const svc = await serve({ queueUrl: redis.url, redisUrl: undefined });
+    try {
+      const created = await call(svc.url, "POST", "/api/workflow/create", fanOut);
+      expect(created.status).toBe(201);
+      await redis.stop();
+      const rows: Array<[string, string, unknown]> = [
+        ["POST", "/api/workflow/create", fanOut],
+        ["POST", "/api/workflow/run", { workflow_id: created.body.id }],
+        ["GET", `/api/workflow/${created.body.id}`, undefined],
+      ];
+      for (const [method, path, body] of rows) {
+        const r = await call(svc.url, method, path, body);
+        expect(r.status, path).toBe(503);
+        expect(r.body.code).toBe("QUEUE_UNAVAILABLE");
+        expect(r.body.error).not.toContain("redacted");
+      }
+      expect((await call(svc.url, "GET", "/api/health")).status).toBe(200);
+      const r = await call(svc.url, "POST", "/api/structure-build/supercell", { structure: cu(3.6), scaling: [2, 2, 1] });
+      expect(r.body.n_atoms).toBe(4);
+    } finally {
+      await svc.close();
+      await redis.stop();
+    }
+  }, 60_000);
+});

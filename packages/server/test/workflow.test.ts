@@ -3,9 +3,13 @@
  * real service (HTTP on loopback) with its real calculator worker. Error rows, caps, the fan-out
  * workflow against the same steps run one by one, idempotency, 409, cancel, and Redis down.
  */
+
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hasRedis, startRedis } from "../../studio/test/support.ts";
 import { buildApp } from "../src/http/app.ts";
+import { mcpPlugin } from "../src/mcp/http.ts";
 import { operations } from "../src/operations/index.ts";
 import { openApiDocument } from "../src/registry/openapi.ts";
 import { workflowPlugin } from "../src/workflow/plugin.ts";
@@ -36,7 +40,7 @@ interface Service {
 }
 
 const serve = async (over: Parameters<typeof testConfig>[0]): Promise<Service> => {
-  const { app } = await buildApp({ config: testConfig(over), plugins: [workflowPlugin()] });
+  const { app } = await buildApp({ config: testConfig(over), plugins: [workflowPlugin(), mcpPlugin] });
   await app.listen({ host: "127.0.0.1", port: 0 });
   const addr = app.server.address();
   const port = typeof addr === "object" && addr ? addr.port : 0;
@@ -296,6 +300,43 @@ describe.skipIf(!hasRedis)("workflows on a real Redis", () => {
     const third = await call(svc.url, "POST", "/api/workflow/cancel", { id: created.body.id });
     expect(third.body.status).toBe("cancelled");
   }, 60_000);
+
+  it("the MCP tools create, run and read a workflow (official SDK client over streamable HTTP)", async () => {
+    const client = new Client({ name: "atomstudio-test", version: "0" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${svc.url}/mcp`)));
+    try {
+      const tool = async (name: string, args: Record<string, unknown>) => {
+        const r = (await client.callTool({ name, arguments: args })) as { isError?: boolean; structuredContent?: Json };
+        expect(r.isError ?? false, JSON.stringify(r.structuredContent)).toBe(false);
+        return r.structuredContent;
+      };
+      const created = await tool("svc_workflow_create", {
+        name: "one supercell",
+        nodes: [{ id: "s", type: "supercell", params: { scaling: [2, 2, 2] }, inputs: { structure: "$inputs.cell" } }],
+      });
+      expect(created.status).toBe("draft");
+      const run = await tool("svc_workflow_run", {
+        workflow_id: created.id,
+        inputs: { cell: cu(3.6) },
+        idempotency_key: "mcp-1",
+      });
+      const again = await tool("svc_workflow_run", {
+        workflow_id: created.id,
+        inputs: { cell: cu(3.6) },
+        idempotency_key: "mcp-1",
+      });
+      expect(again.run_id).toBe(run.run_id);
+      await finished(svc.url, run.run_id);
+      const status = await tool("svc_workflow_status", { id: run.run_id });
+      expect(status.run.status).toBe("completed");
+      expect(status.run.nodes[0].output.n_atoms).toBe(8);
+      const missing = (await client.callTool({ name: "svc_workflow_status", arguments: { id: "wf_missing" } })) as Json;
+      expect(missing.isError).toBe(true);
+      expect(missing.structuredContent.code).toBe("WORKFLOW_NOT_FOUND");
+    } finally {
+      await client.close();
+    }
+  }, 30_000);
 
   it("a map fanning out over more items than the cap fails that node with WORKFLOW_TOO_LARGE", async () => {
     const created = await call(svc.url, "POST", "/api/workflow/create", {

@@ -34,6 +34,32 @@ const cu = (a: number) => ({
   sites: [{ species: [{ element: "Cu", occu: 1 }], abc: [0, 0, 0] }],
 });
 
+/** 32 Cu atoms, rattled: an EMT relaxation to fmax 1e-9 takes far longer than a second. */
+const slowCell = {
+  "@class": "Structure",
+  lattice: {
+    matrix: [
+      [7.2, 0, 0],
+      [0, 7.2, 0],
+      [0, 0, 7.2],
+    ],
+  },
+  sites: Array.from({ length: 32 }, (_, n) => {
+    const [i, j, k, b] = [n % 2, Math.floor(n / 2) % 2, Math.floor(n / 4) % 2, Math.floor(n / 8)];
+    const basis = [
+      [0, 0, 0],
+      [0.25, 0.25, 0],
+      [0.25, 0, 0.25],
+      [0, 0.25, 0.25],
+    ][b] as number[];
+    const jitter = ((n * 37) % 11) / 500;
+    return {
+      species: [{ element: "Cu", occu: 1 }],
+      abc: [i / 2 + (basis[0] as number) + jitter, j / 2 + (basis[1] as number), k / 2 + (basis[2] as number) - jitter],
+    };
+  }),
+};
+
 interface Service {
   url: string;
   close(): Promise<void>;
@@ -337,6 +363,60 @@ describe.skipIf(!hasRedis)("workflows on a real Redis", () => {
       await client.close();
     }
   }, 30_000);
+
+  it("max_parallel 1: never more than one item queued or running, one after another", async () => {
+    const created = await call(svc.url, "POST", "/api/workflow/create", {
+      name: "serial",
+      nodes: [
+        {
+          id: "m",
+          type: "map",
+          params: { operation: "optimize_structure", params: { calculator: "emt", fmax: 0.01, max_steps: 50 } },
+          inputs: { items: "$inputs.cells" },
+        },
+      ],
+    });
+    const cells = [3.5, 3.55, 3.65, 3.7].map(cu);
+    await call(svc.url, "POST", "/api/workflow/run", { workflow_id: created.body.id, inputs: { cells }, max_parallel: 1 });
+    // without the cap all four would wait in the queue at once
+    let most = 0;
+    for (;;) {
+      const st = (await call(svc.url, "GET", `/api/workflow/${created.body.id}`)).body.run;
+      const busy = (st.nodes[0].items ?? []).filter((it: Json) => it.state === "queued" || it.state === "running").length;
+      most = Math.max(most, busy);
+      if (!["queued", "running"].includes(st.status)) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(most).toBe(1);
+    const done = await finished(svc.url, created.body.id);
+    expect(done.run.status).toBe("completed");
+    const items = done.run.nodes[0].items.map((i: Json) => [Date.parse(i.started_at), Date.parse(i.finished_at)]);
+    for (let i = 1; i < items.length; i++) expect(items[i][0]).toBeGreaterThanOrEqual(items[i - 1][1]);
+  }, 60_000);
+
+  it("a per-node deadline stops each attempt; retries run with backoff, then the node fails", async () => {
+    const created = await call(svc.url, "POST", "/api/workflow/create", {
+      name: "deadline",
+      nodes: [
+        {
+          id: "relax",
+          type: "optimize_structure",
+          params: { calculator: "emt", fmax: 1e-9, max_steps: 10000, structure: slowCell },
+          timeout_s: 1,
+          retries: 1,
+        },
+      ],
+    });
+    const t = Date.now();
+    await call(svc.url, "POST", "/api/workflow/run", { workflow_id: created.body.id });
+    const done = await finished(svc.url, created.body.id);
+    const node = done.run.nodes[0];
+    expect(node.state).toBe("failed");
+    expect(node.error.code).toBe("DEADLINE_EXCEEDED");
+    expect(node.attempts).toBe(2);
+    // two attempts of at least 1 s each, and the backoff of 1 s between them
+    expect(Date.now() - t).toBeGreaterThanOrEqual(3000);
+  }, 60_000);
 
   it("a map fanning out over more items than the cap fails that node with WORKFLOW_TOO_LARGE", async () => {
     const created = await call(svc.url, "POST", "/api/workflow/create", {

@@ -311,7 +311,16 @@ export class Workflows {
                 error: r.error,
                 output: r.output ?? null,
                 ...(r.items
-                  ? { items: r.items.map((it, index) => ({ index, state: it.state, attempts: it.attempts, error: it.error })) }
+                  ? {
+                      items: r.items.map((it, index) => ({
+                        index,
+                        state: it.state,
+                        attempts: it.attempts,
+                        started_at: it.started_at,
+                        finished_at: it.finished_at,
+                        error: it.error,
+                      })),
+                    }
                   : {}),
               };
             }),

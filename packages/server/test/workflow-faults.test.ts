@@ -147,6 +147,26 @@ describe.skipIf(!hasRedis)("workflows across processes", () => {
     await redis?.stop();
   });
 
+  it.each([
+    ["the embedded Redis turned off", { ATOMSTUDIO_EMBEDDED_REDIS: "0" }],
+    ["no redis-server on PATH", { PATH: "/nonexistent" }],
+  ])(
+    "atomstudio serve with %s: workflow routes 503 QUEUE_UNAVAILABLE, the rest works",
+    async (_what, over) => {
+      const dataDir = mkdtempSync(join(tmpdir(), "atomstudio-data-"));
+      try {
+        const svc = await serve({ ATOMSTUDIO_DATA_DIR: dataDir, ...over });
+        const r = await call(svc.url, "POST", "/api/workflow/create", relaxEach(0.01, 10));
+        expect(r.status).toBe(503);
+        expect(r.body.code).toBe("QUEUE_UNAVAILABLE");
+        expect((await call(svc.url, "GET", "/api/health")).status).toBe(200);
+      } finally {
+        rmSync(dataDir, { recursive: true, force: true });
+      }
+    },
+    60_000,
+  );
+
   it("two services and two workers on one Redis: created on one, run and read on the other", async () => {
     redis = await startRedis();
     const settings = { ATOMSTUDIO_REDIS_URL: redis.url, ATOMSTUDIO_QUEUE_CALCULATORS: "0", ATOMSTUDIO_QUEUE_LOCK_S: "2" };

@@ -87,6 +87,8 @@ interface RunRecord {
   inputs: Record<string, unknown>;
   error: ErrorInfo | null;
   nodes: Record<string, NodeRecord>;
+  /** Incremented by every write (compare-and-set in #save). */
+  version?: number;
 }
 interface Definition {
   id: string;
@@ -105,6 +107,18 @@ export interface NodeJobData {
   /** Deadline of one attempt, ms (absent: the service's job deadline). */
   timeout_ms?: number;
 }
+
+/** KEYS: run, recorded audit. ARGV: document, expected version, expiry s, recorded fields... */
+const SAVE_SCRIPT = `
+local cur = redis.call("GET", KEYS[1])
+if cur then
+  local v = cjson.decode(cur)["version"] or 0
+  if tonumber(v) ~= tonumber(ARGV[2]) then return 0 end
+end
+redis.call("SET", KEYS[1], ARGV[1], "EX", ARGV[3])
+for i = 4, #ARGV do redis.call("HINCRBY", KEYS[2], ARGV[i], 1) end
+if #ARGV >= 4 then redis.call("EXPIRE", KEYS[2], ARGV[3]) end
+return 1`;
 
 const now = () => new Date().toISOString();
 const iso = (ms: number | undefined) => (ms ? new Date(ms).toISOString() : null);
@@ -206,11 +220,27 @@ export class Workflows {
     return raw ? (JSON.parse(raw) as RunRecord) : undefined;
   }
 
-  async #save(run: RunRecord, recorded: readonly string[] = []): Promise<void> {
-    const tx = this.#redis.multi().set(runKey(run.run_id), JSON.stringify(run), "EX", KEEP_S);
-    for (const field of recorded) tx.hincrby(recordedKey(run.run_id), field, 1);
-    if (recorded.length) tx.expire(recordedKey(run.run_id), KEEP_S);
-    await tx.exec();
+  /**
+   * Write the run if nobody wrote it since it was read (its version is unchanged), with the audit
+   * of the outputs recorded by this write, atomically. The lock normally keeps writers apart;
+   * this keeps "recorded once" true even if a lock expired under a slow writer. False: the write
+   * was dropped (the next advance starts from the newer document).
+   */
+  async #save(run: RunRecord, recorded: readonly string[] = []): Promise<boolean> {
+    const expected = run.version ?? 0;
+    const doc = JSON.stringify({ ...run, version: expected + 1 });
+    const ok = await this.#redis.eval(
+      SAVE_SCRIPT,
+      2,
+      runKey(run.run_id),
+      recordedKey(run.run_id),
+      doc,
+      expected,
+      KEEP_S,
+      ...recorded,
+    );
+    if (ok === 1) run.version = expected + 1;
+    return ok === 1;
   }
 
   async run(
@@ -362,7 +392,8 @@ export class Workflows {
       }
       if (running.length) await this.#redis.publish(CANCEL_CHANNEL, JSON.stringify(running));
       this.#finish(run, "cancelled", { code: "CANCELLED", message: "The run was cancelled" });
-      await this.#save(run);
+      if (!(await this.#save(run)))
+        throw serviceError("QUEUE_UNAVAILABLE", "The run changed while it was being cancelled; try again", { run_id: runId });
       await this.#release(run);
       return { run_id: runId, status: run.status };
     });
@@ -583,7 +614,7 @@ export class Workflows {
       run.status = "running";
       run.started_at ??= now();
     }
-    if (JSON.stringify(run) !== before) await this.#save(run, recorded);
+    if (JSON.stringify(run) !== before && !(await this.#save(run, recorded))) return;
     if (run.status !== "queued" && run.status !== "running") await this.#release(run);
   }
 

@@ -76,12 +76,35 @@ export const redisConnection = (url: string): { path: string } | { host: string;
   };
 };
 
-export const startEmbeddedRedis = async (
-  dataDir: string,
-  opts: { program?: string; timeoutMs?: number; env?: NodeJS.ProcessEnv } = {},
-): Promise<EmbeddedRedis> => {
+type StartOptions = { program?: string; timeoutMs?: number; env?: NodeJS.ProcessEnv };
+
+/**
+ * Start (or join) the embedded Redis of `dataDir`. Services starting at once on one data
+ * directory take turns through a lock file, so two redis-servers never write one append-only file.
+ */
+export const startEmbeddedRedis = async (dataDir: string, opts: StartOptions = {}): Promise<EmbeddedRedis> => {
   const dir = join(dataDir, "redis");
   mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const lock = join(dir, "start.lock");
+  for (let i = 0; ; i++) {
+    try {
+      writeFileSync(lock, String(process.pid), { flag: "wx" });
+      break;
+    } catch {
+      const holder = Number(readText(lock));
+      if (!alive(holder)) rmSync(lock, { force: true });
+      else if (i > 600) throw new Error("another process has been starting the embedded Redis for a minute");
+      else await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  try {
+    return await startLocked(dir, opts);
+  } finally {
+    rmSync(lock, { force: true });
+  }
+};
+
+const startLocked = async (dir: string, opts: StartOptions): Promise<EmbeddedRedis> => {
   const socket = join(dir, "redis.sock");
   const pidFile = join(dir, "redis.pid");
   const useSocket = Buffer.byteLength(socket) <= SOCKET_MAX;

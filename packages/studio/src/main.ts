@@ -380,7 +380,11 @@ setStudioApi(studio.api);
 mountOptimizePanel($("optimize-panel"), studio);
 mountAnalysisPanel($("analysis-panel"), studio);
 const trajectories = mountTrajectoryPanel($("trajectory-panel"), studio);
-mountWorkflowsPanel($("workflows-panel"), studio);
+// For browser tests and debugging only, like __atomstudio: the Workflows panel (its graph, load, attach).
+(window as unknown as { __atomstudioWorkflows: unknown }).__atomstudioWorkflows = mountWorkflowsPanel(
+  $("workflows-panel"),
+  studio,
+);
 setTheme(theme);
 
 // The assistant panel, when that module exists: src/assistant/index.ts exporting mountAssistant(el, api).

@@ -42,7 +42,8 @@ describe("references", () => {
   it.each([
     ["slab.structure", { node: "slab", output: "structure" }],
     ["relax.results.0.energy", { node: "relax", output: "results.0.energy" }],
-    ["slab", { node: "slab", output: "" }],
+    ["slab", null],
+    ["a..b", null],
     ["slab.", null],
     [".structure", null],
     ["", null],
@@ -70,6 +71,11 @@ describe("graph checks before sending", () => {
     ["a bad id", [node("9lives", "slab")], [["9lives", "INVALID_NODE_ID"]]],
     ["a duplicate id", [node("a", "slab"), node("a", "slab")], [["a", "DUPLICATE_NODE_ID"]]],
     ["no nodes", [], [[null, "EMPTY_WORKFLOW"]]],
+    ["retries and a deadline within the caps", [{ ...node("a", "slab"), retries: 10, timeout_s: 0.5 }], []],
+    ["too many retries", [{ ...node("a", "slab"), retries: 11 }], [["a", "INVALID_NODE_PARAMS"]]],
+    ["a fractional retry count", [{ ...node("a", "slab"), retries: 1.5 }], [["a", "INVALID_NODE_PARAMS"]]],
+    ["a deadline of 0", [{ ...node("a", "slab"), timeout_s: 0 }], [["a", "INVALID_NODE_PARAMS"]]],
+    ["a deadline over a day", [{ ...node("a", "slab"), timeout_s: 86_401 }], [["a", "INVALID_NODE_PARAMS"]]],
   ])("%s", (_, nodes, expected) => {
     expect(codes({ name: "w", nodes })).toEqual(expected);
   });
@@ -116,8 +122,17 @@ describe("graph checks before sending", () => {
   });
 
   it("sends only the fields the create route takes", () => {
-    const d = { name: "w", nodes: [{ ...node("a", "slab"), extra: 1 } as WorkflowNode] };
-    expect(createRequest(d)).toEqual({ name: "w", nodes: [{ id: "a", type: "slab", params: {}, inputs: {} }] });
+    const d = {
+      name: "w",
+      nodes: [{ ...node("a", "slab"), extra: 1 } as WorkflowNode, { ...node("b", "slab"), retries: 2, timeout_s: 5 }],
+    };
+    expect(createRequest(d)).toEqual({
+      name: "w",
+      nodes: [
+        { id: "a", type: "slab", params: {}, inputs: {} },
+        { id: "b", type: "slab", params: {}, inputs: {}, retries: 2, timeout_s: 5 },
+      ],
+    });
   });
 });
 

@@ -12,7 +12,14 @@ export interface WorkflowNode {
   params: Record<string, unknown>;
   /** Parameter name → "upstreamNode.outputField" (the upstream output fills that parameter). */
   inputs: Record<string, string>;
+  /** Retries after a failure (with the service's exponential backoff); absent: the run's. */
+  retries?: number;
+  /** Deadline of one attempt, seconds; absent: the service's. */
+  timeout_s?: number;
 }
+
+/** The service's caps on a node's retries and deadline (its WORKFLOW_LIMITS). */
+export const NODE_LIMITS = { maxRetries: 10, maxTimeoutS: 24 * 3600 } as const;
 
 export interface WorkflowDraft {
   name: string;
@@ -26,7 +33,7 @@ export type GraphIssueCode =
   | "INVALID_NODE_ID"
   | "DUPLICATE_NODE_ID"
   | "EMPTY_WORKFLOW"
-  | "INVALID_PARAMS";
+  | "INVALID_NODE_PARAMS";
 
 export interface GraphIssue {
   /** The node the issue belongs to; null for the workflow as a whole. */
@@ -39,7 +46,7 @@ export interface GraphIssue {
 
 export interface Reference {
   node: string;
-  /** The output field, possibly dotted ("result.structure"); "" for the whole output. */
+  /** The output field, possibly dotted ("result.structure"). */
   output: string;
 }
 
@@ -49,20 +56,18 @@ export const NODE_ID_PATTERN = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
 /** References to values given to the run (`POST /api/workflow/run` `inputs`), not to a node. */
 export const RUN_INPUT_PREFIX = "$inputs.";
 
-/** "relax.structure" → {node: "relax", output: "structure"}; a bare "relax" is the whole output. */
+/** "relax.structure" → {node: "relax", output: "structure"}; the service reads no bare node name, nor empty parts. */
 export const parseReference = (ref: string): Reference | null => {
   if (typeof ref !== "string") return null;
-  const dot = ref.indexOf(".");
-  const node = dot < 0 ? ref : ref.slice(0, dot);
-  const output = dot < 0 ? "" : ref.slice(dot + 1);
-  if (!node || (dot >= 0 && !output)) return null;
-  return { node, output };
+  const parts = ref.split(".");
+  if (parts.length < 2 || parts.some((p) => p === "")) return null;
+  return { node: parts[0] as string, output: parts.slice(1).join(".") };
 };
 
 export const isRunInput = (ref: string): boolean =>
   typeof ref === "string" && ref.startsWith(RUN_INPUT_PREFIX) && ref.length > RUN_INPUT_PREFIX.length;
 
-export const formatReference = (r: Reference): string => (r.output ? `${r.node}.${r.output}` : r.node);
+export const formatReference = (r: Reference): string => `${r.node}.${r.output}`;
 
 /** Upstream node ids of each node (its inputs' references), unknown ones included. */
 const dependencies = (node: WorkflowNode): string[] => {
@@ -123,6 +128,18 @@ export const validateWorkflow = (draft: WorkflowDraft, knownTypes: ReadonlySet<s
         code: "INVALID_NODE_ID",
         message: `Node id ${JSON.stringify(n.id)}: a letter or _, then letters, digits, _ or - (64 at most)`,
       });
+    if (n.retries !== undefined && !(Number.isInteger(n.retries) && n.retries >= 0 && n.retries <= NODE_LIMITS.maxRetries))
+      issues.push({
+        node: n.id,
+        code: "INVALID_NODE_PARAMS",
+        message: `retries: a whole number from 0 to ${NODE_LIMITS.maxRetries}`,
+      });
+    if (n.timeout_s !== undefined && !(n.timeout_s > 0 && n.timeout_s <= NODE_LIMITS.maxTimeoutS))
+      issues.push({
+        node: n.id,
+        code: "INVALID_NODE_PARAMS",
+        message: `timeout: more than 0 and at most ${NODE_LIMITS.maxTimeoutS} s`,
+      });
     if (seen.has(n.id)) issues.push({ node: n.id, code: "DUPLICATE_NODE_ID", message: `Two nodes are called ${n.id}` });
     seen.add(n.id);
   }
@@ -180,9 +197,7 @@ export const inputChoices = (
   const out: string[] = [];
   for (const n of nodes) {
     if (n.id === id || below.has(n.id)) continue;
-    const outputs = outputsOf(n.type);
-    if (!outputs.length) out.push(n.id);
-    for (const o of outputs) out.push(`${n.id}.${o}`);
+    for (const o of outputsOf(n.type)) out.push(`${n.id}.${o}`);
   }
   return out;
 };
@@ -213,7 +228,14 @@ export const renameNode = (draft: WorkflowDraft, from: string, to: string): Work
 /** The body of `POST /api/workflow/create`: only the fields the service takes. */
 export const createRequest = (draft: WorkflowDraft): WorkflowDraft => ({
   name: draft.name,
-  nodes: draft.nodes.map((n) => ({ id: n.id, type: n.type, params: n.params, inputs: n.inputs })),
+  nodes: draft.nodes.map((n) => ({
+    id: n.id,
+    type: n.type,
+    params: n.params,
+    inputs: n.inputs,
+    ...(n.retries !== undefined ? { retries: n.retries } : {}),
+    ...(n.timeout_s !== undefined ? { timeout_s: n.timeout_s } : {}),
+  })),
 });
 
 interface ServiceErrorBody {

@@ -204,12 +204,18 @@ export const mountWorkflowsPanel = (el: HTMLElement, studio: Studio): WorkflowsP
                 ? checkParams((typeOf(String(n.params.operation)) as NodeType).schema, asRecord(n.params.params), [
                     String(n.params.item_key ?? "structure"),
                   ]).map((m) => `${String(n.params.operation)}: ${m}`)
-                : [`operation: ${JSON.stringify(n.params.operation ?? "")} is not an operation`]),
+                : []),
             ]
           : checkParams(t.schema, n.params, wired);
-      for (const m of messages) found.push({ node: n.id, code: "INVALID_PARAMS", message: m });
+      if (n.type === "map" && !typeOf(String(n.params.operation ?? "")))
+        found.push({
+          node: n.id,
+          code: "UNKNOWN_NODE_TYPE",
+          message: `map operation ${JSON.stringify(n.params.operation ?? "")} is not an operation`,
+        });
+      for (const m of messages) found.push({ node: n.id, code: "INVALID_NODE_PARAMS", message: m });
       if ((n.type === "map" || n.type === "select") && !n.inputs.items)
-        found.push({ node: n.id, code: "DANGLING_REFERENCE", input: "items", message: "items: pick the list it runs over" });
+        found.push({ node: n.id, code: "INVALID_NODE_PARAMS", input: "items", message: "items: wire the list it runs over" });
     }
     return found;
   };
@@ -431,6 +437,47 @@ export const mountWorkflowsPanel = (el: HTMLElement, studio: Studio): WorkflowsP
       h("ul", { class: "wf-node-issues wf-issues", role: "alert" }),
     );
     if (!t) return li;
+    // Per node: retries and the deadline of one attempt (empty: the run's retries, the service's deadline).
+    const numberBox = (
+      cls: string,
+      label: string,
+      value: number | undefined,
+      title: string,
+      apply: (v: number | undefined) => void,
+    ) => {
+      const input = h("input", {
+        class: cls,
+        inputmode: "decimal",
+        size: "4",
+        value: value === undefined ? "" : String(value),
+        title,
+      });
+      input.onchange = () => {
+        const text = input.value.trim();
+        const v = text === "" ? undefined : Number(text);
+        apply(v === undefined || Number.isNaN(v) ? undefined : v);
+        if (v !== undefined && Number.isNaN(v)) say(`${label}: a number`, true);
+      };
+      return h("label", { class: "field" }, h("span", {}, label), input);
+    };
+    li.append(
+      h(
+        "div",
+        { class: "row fields" },
+        numberBox("wf-node-retries", "retries", n.retries, "retries of this node after a failure (empty: the run's)", (v) =>
+          setNode(n.id, (m) => {
+            const { retries: _, ...rest } = m;
+            return v === undefined ? rest : { ...rest, retries: v };
+          }),
+        ),
+        numberBox("wf-node-timeout", "timeout (s)", n.timeout_s, "deadline of one attempt, seconds (empty: the service's)", (v) =>
+          setNode(n.id, (m) => {
+            const { timeout_s: _, ...rest } = m;
+            return v === undefined ? rest : { ...rest, timeout_s: v };
+          }),
+        ),
+      ),
+    );
     li.append(inputsEditor(n, t));
     if (n.type === "map") {
       const opSel = h("select", { class: "wf-map-op", "aria-label": "operation run on each item" });
@@ -661,7 +708,14 @@ export const mountWorkflowsPanel = (el: HTMLElement, studio: Studio): WorkflowsP
       const nodes = (Array.isArray(raw.nodes) ? raw.nodes : []) as WorkflowNode[];
       draft = {
         name: String(raw.name ?? "workflow"),
-        nodes: nodes.map((n) => ({ id: n.id, type: n.type, params: n.params ?? {}, inputs: n.inputs ?? {} })),
+        nodes: nodes.map((n) => ({
+          id: n.id,
+          type: n.type,
+          params: n.params ?? {},
+          inputs: n.inputs ?? {},
+          ...(n.retries !== undefined ? { retries: n.retries } : {}),
+          ...(n.timeout_s !== undefined ? { timeout_s: n.timeout_s } : {}),
+        })),
       };
       workflowId = String(raw.id ?? id);
       el.dataset.workflowId = workflowId;

@@ -3,6 +3,7 @@
 import { parseArgs } from "node:util";
 import { loadConfig } from "./config.ts";
 import { buildApp } from "./http/app.ts";
+import { type EmbeddedRedis, startEmbeddedRedis } from "./jobs/embedded-redis.ts";
 import { VERSION } from "./version.ts";
 
 const usage = `AtomStudio ${VERSION}
@@ -25,6 +26,20 @@ const serve = async (args: string[]): Promise<void> => {
     ...(values.port ? { port: Number(values.port) } : {}),
     ...(values["allow-unauthenticated"] ? { allowUnauthenticated: true } : {}),
   });
+  // The embedded Redis (README "Workflows"): the job queue when no shared Redis is configured.
+  let embedded: EmbeddedRedis | undefined;
+  let queueNote = config.redisUrl ? "job queue: Redis" : "job queue: none (workflows answer 503)";
+  if (!config.redisUrl && config.embeddedRedis) {
+    try {
+      embedded = await startEmbeddedRedis(config.dataDir, { env: config.environment });
+      config.queueUrl = embedded.url;
+      queueNote = `job queue: embedded redis-server (${config.dataDir})`;
+    } catch (e) {
+      process.stderr.write(
+        `atomstudio: the embedded redis-server did not start (${(e as Error).message}); workflow routes answer 503 QUEUE_UNAVAILABLE. Install Debian's redis-server (scripts/setup-system) or set ATOMSTUDIO_REDIS_URL.\n`,
+      );
+    }
+  }
   const { app } = await buildApp({ config });
   await app.listen({ host: config.host, port: config.port });
   const addr = app.server.address();
@@ -35,12 +50,14 @@ const serve = async (args: string[]): Promise<void> => {
     config.corsOrigins.length ? `CORS: ${config.corsOrigins.join(", ")}` : "CORS: same origin",
     ...(config.allowedHosts.length ? [`host names: ${config.allowedHosts.join(", ")}`] : []),
     config.redisUrl ? "viewer relay: Redis" : "viewer relay: in-process",
+    queueNote,
   ];
   process.stdout.write(
     `AtomStudio ${VERSION} listening on http://${host}:${port}  (API docs: http://${host}:${port}/api/docs; ${enabled.join("; ")})\n`,
   );
   const stop = async () => {
     await app.close();
+    await embedded?.stop();
     process.exit(0);
   };
   process.once("SIGINT", stop);

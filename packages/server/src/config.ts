@@ -4,7 +4,8 @@
  * The README's configuration table is checked against `SETTINGS` by a test, so the two cannot
  * drift apart.
  */
-import { availableParallelism } from "node:os";
+import { availableParallelism, homedir } from "node:os";
+import { join } from "node:path";
 import { z } from "zod";
 
 /** Environment variables as the process sees them (a snapshot; tests pass their own). */
@@ -48,7 +49,10 @@ export const SETTINGS = {
     doc: "host names the service is reached by besides loopback names and IP addresses, comma separated (see SECURITY.md)",
   },
   ATOMSTUDIO_MAX_BODY_MB: { schema: z.coerce.number().positive().optional(), doc: "request body cap in MiB (default 64)" },
-  ATOMSTUDIO_REDIS_URL: { schema: nonEmpty, doc: "Redis for the cross-process viewer relay" },
+  ATOMSTUDIO_REDIS_URL: {
+    schema: nonEmpty,
+    doc: "Redis shared by services and workers: the job queue of workflows and the cross-process viewer relay (default: an embedded redis-server)",
+  },
   ATOMSTUDIO_LOG_LEVEL: {
     schema: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).optional(),
     doc: "log level (default info)",
@@ -126,6 +130,22 @@ export const SETTINGS = {
     schema: z.coerce.number().int().min(0).optional(),
     doc: "calculator jobs that may wait for a worker; more get 429 QUEUE_FULL",
   },
+  ATOMSTUDIO_DATA_DIR: {
+    schema: nonEmpty,
+    doc: "folder of the service's own data, e.g. the embedded Redis's append-only file (default ~/.local/share/atomstudio)",
+  },
+  ATOMSTUDIO_EMBEDDED_REDIS: {
+    schema: flag,
+    doc: "`0`: without ATOMSTUDIO_REDIS_URL start no redis-server (workflow routes then answer 503 QUEUE_UNAVAILABLE)",
+  },
+  ATOMSTUDIO_QUEUE_CALCULATORS: {
+    schema: flag,
+    doc: "`0`: this service takes no calculator jobs from the queue (left to `atomstudio-worker --queue` workers)",
+  },
+  ATOMSTUDIO_QUEUE_LOCK_S: {
+    schema: z.coerce.number().positive().optional(),
+    doc: "lock of a queued job on its worker, seconds: a worker silent this long counts as dead and its job moves on (default 30)",
+  },
 } as const;
 
 /** Families of variables read by name from provider and agent tables (documented in the README too). */
@@ -167,6 +187,16 @@ export interface ServiceConfig {
   /** Request body cap in bytes. */
   bodyLimit: number;
   redisUrl: string | undefined;
+  /** Folder of the service's own data (the embedded Redis). */
+  dataDir: string;
+  /** Start a private redis-server when no Redis URL is set (`atomstudio serve` only). */
+  embeddedRedis: boolean;
+  /** Redis of the job queue: ATOMSTUDIO_REDIS_URL, or the embedded one the command line started; undefined: none. */
+  queueUrl: string | undefined;
+  /** Take calculator jobs from the queue with this service's own worker pool. */
+  queueCalculators: boolean;
+  /** Lock of a job on its worker, ms (stalled-job detection). */
+  queueLockMs: number;
   logLevel: string;
   /** How long a viewer command waits for the studio, ms. */
   viewerTimeoutMs: number;
@@ -250,6 +280,14 @@ export const loadConfig = (flags: Partial<ServiceConfig> = {}, env: Environment 
     allowedHosts: flags.allowedHosts ?? s.ATOMSTUDIO_ALLOWED_HOSTS ?? [],
     bodyLimit: flags.bodyLimit ?? Math.round((s.ATOMSTUDIO_MAX_BODY_MB ?? 64) * 1024 * 1024),
     redisUrl: flags.redisUrl ?? s.ATOMSTUDIO_REDIS_URL,
+    dataDir:
+      flags.dataDir ??
+      s.ATOMSTUDIO_DATA_DIR ??
+      join(env.XDG_DATA_HOME || join(env.HOME || homedir(), ".local", "share"), "atomstudio"),
+    embeddedRedis: flags.embeddedRedis ?? s.ATOMSTUDIO_EMBEDDED_REDIS ?? true,
+    queueUrl: flags.queueUrl ?? flags.redisUrl ?? s.ATOMSTUDIO_REDIS_URL,
+    queueCalculators: flags.queueCalculators ?? s.ATOMSTUDIO_QUEUE_CALCULATORS ?? true,
+    queueLockMs: flags.queueLockMs ?? Math.round((s.ATOMSTUDIO_QUEUE_LOCK_S ?? 30) * 1000),
     logLevel: flags.logLevel ?? s.ATOMSTUDIO_LOG_LEVEL ?? "info",
     viewerTimeoutMs: flags.viewerTimeoutMs ?? s.ATOMSTUDIO_VIEWER_TIMEOUT_MS ?? 10_000,
     symmetryMaxAtoms: flags.symmetryMaxAtoms ?? s.ATOMSTUDIO_SYMMETRY_MAX_ATOMS ?? 10_000,

@@ -11,7 +11,15 @@ import { mcpPlugin } from "./mcp/http.ts";
 import { optimizeWsPlugin } from "./optimize/ws.ts";
 import { studioPlugin } from "./studio/plugin.ts";
 import { viewerPlugin } from "./viewer/plugin.ts";
+import { workflowPlugin } from "./workflow/plugin.ts";
 
 export type Plugin = (app: FastifyInstance, ctx: ServiceContext) => Promise<void> | void;
 
-export const defaultPlugins: Plugin[] = [viewerPlugin(), chatPlugin(), optimizeWsPlugin, mcpPlugin, studioPlugin()];
+export const defaultPlugins: Plugin[] = [
+  viewerPlugin(),
+  chatPlugin(),
+  optimizeWsPlugin,
+  workflowPlugin(),
+  mcpPlugin,
+  studioPlugin(),
+];

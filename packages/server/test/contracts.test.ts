@@ -260,9 +260,12 @@ afterAll(async () => {
   await svc?.close();
 });
 
+/** Answered only with Redis: validated against the same published schemas in workflow.test.ts. */
+const WORKFLOW = ["workflow_create", "workflow_run", "workflow_node_types", "workflow_status", "workflow_cancel"];
+
 describe("every operation has an example", () => {
   it.each(operations.map((op) => op.id))("%s", (id) => {
-    expect([...OFFLINE, ...VIEWER].some(([op]) => op === id)).toBe(true);
+    expect([...OFFLINE, ...VIEWER].some(([op]) => op === id) || WORKFLOW.includes(id)).toBe(true);
   });
 });
 

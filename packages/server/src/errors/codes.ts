@@ -214,6 +214,34 @@ export const ERROR_CODES = {
   AGENT_ERROR: { status: 502, meaning: "stream event: the agent reported an error" },
   AGENT_WARNING: { status: 200, meaning: "stream event: the agent reported a warning; the run goes on" },
   AGENT_BAD_OUTPUT: { status: 502, meaning: "stream event: the agent printed a line that is not one of its JSON events" },
+  // Workflows (README "Workflows").
+  UNKNOWN_NODE_TYPE: {
+    status: 400,
+    meaning:
+      "a workflow node's type (or a map's params.operation) is not an operation of GET /api/workflow/node-types, map or select",
+  },
+  CYCLE_DETECTED: { status: 400, meaning: "the workflow's nodes depend on each other in a cycle (details.nodes)" },
+  DANGLING_REFERENCE: {
+    status: 400,
+    meaning: 'a node input refers to a node that is not in the workflow, or is not "node.field" / "$inputs.name"',
+  },
+  DUPLICATE_NODE_ID: { status: 400, meaning: "two nodes of a workflow have the same id" },
+  INVALID_NODE_PARAMS: {
+    status: 400,
+    meaning: "a map or select node lacks what it needs, or retries / timeout_s exceed their caps",
+  },
+  INVALID_NODE_INPUT: {
+    status: 400,
+    meaning: "node error: a referenced output field is missing, or map/select items are not a list of the right values",
+  },
+  WORKFLOW_TOO_LARGE: {
+    status: 400,
+    meaning: "too many nodes, too large a definition, or a map fanning out over too many items (caps in details)",
+  },
+  WORKFLOW_NOT_FOUND: { status: 404, meaning: "no workflow or run with this id" },
+  WORKFLOW_ALREADY_RUNNING: { status: 409, meaning: "the workflow has a run that has not finished (details.run_id)" },
+  JOB_FAILED: { status: 500, meaning: "node error: a queued job failed without a coded reason (its message says why)" },
+  INVALID_IDEMPOTENCY_KEY: { status: 400, meaning: "the Idempotency-Key is empty or longer than 200 characters" },
 } as const satisfies Record<string, ErrorCodeInfo>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

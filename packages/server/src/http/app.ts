@@ -71,13 +71,14 @@ export const buildApp = async (opts: AppOptions): Promise<{ app: FastifyInstance
       method: op.method,
       url: op.path,
       handler: async (req, reply) => {
-        const raw = op.method === "GET" ? req.query : req.body;
+        const raw = op.method === "GET" ? { ...(req.query as object), ...(req.params as object) } : req.body;
         const input = parseInput(op, raw, config);
         // A client that goes away before the answer aborts long work (optimizations).
         const abort = new AbortController();
         reply.raw.once("close", () => {
           if (!reply.raw.writableFinished) abort.abort();
         });
+        if (op.successStatus) reply.code(op.successStatus);
         return op.handler(input, {
           ...ctx,
           request: { headers: req.headers, query: req.query as Record<string, unknown>, signal: abort.signal },

@@ -44,15 +44,22 @@ export const forwardInvoke =
   (target: ServiceTarget): Invoke =>
   async (op, args, { signal }) => {
     const base = target.url.replace(/\/+$/, "");
-    const url = new URL(base + op.path);
+    // path parameters (`:id`) from the arguments, the rest as query or body
+    const rest: Record<string, unknown> = { ...args };
+    const path = op.path.replace(/:(\w+)/g, (_m, name: string) => {
+      const v = rest[name];
+      delete rest[name];
+      return encodeURIComponent(String(v ?? ""));
+    });
+    const url = new URL(base + path);
     const headers: Record<string, string> = { accept: "application/json", ...target.headers };
     if (target.token) headers.authorization = `Bearer ${target.token}`;
     let body: string | undefined;
     if (op.method === "GET") {
-      for (const [k, v] of Object.entries(args)) if (v !== undefined && v !== null) url.searchParams.set(k, queryValue(v));
+      for (const [k, v] of Object.entries(rest)) if (v !== undefined && v !== null) url.searchParams.set(k, queryValue(v));
     } else {
       headers["content-type"] = "application/json";
-      body = JSON.stringify(args);
+      body = JSON.stringify(rest);
     }
     let res: Response;
     try {

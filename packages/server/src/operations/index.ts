@@ -10,6 +10,7 @@ import { structureBuild } from "./structure-build.ts";
 import { structureIo } from "./structure-io.ts";
 import { structureOps } from "./structure-ops.ts";
 import { viewerOps } from "./viewer.ts";
+import { workflowOps } from "./workflow.ts";
 
 export const operations: Operation[] = [
   healthOp,
@@ -22,4 +23,5 @@ export const operations: Operation[] = [
   ...chatOps,
   ...analysisOps,
   ...mdOps,
+  ...workflowOps,
 ] as unknown as Operation[];

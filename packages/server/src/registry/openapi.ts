@@ -18,7 +18,10 @@ export const openApiDocument = (operations: readonly Operation[]): Record<string
     }
     byStatus.set(422, [...(byStatus.get(422) ?? []), "`MALFORMED_REQUEST`: the body is not the right shape"]);
     const responses: Record<string, unknown> = {
-      200: { description: "OK", content: { "application/json": { schema: jsonSchema(op.output, "output") } } },
+      [op.successStatus ?? 200]: {
+        description: "OK",
+        content: { "application/json": { schema: jsonSchema(op.output, "output") } },
+      },
     };
     for (const [status, rows] of [...byStatus].sort((a, b) => a[0] - b[0]))
       responses[status] = { description: rows.join("; "), content: { "application/json": { schema: errorRef } } };
@@ -36,8 +39,8 @@ export const openApiDocument = (operations: readonly Operation[]): Record<string
       const required = new Set((input.required as string[] | undefined) ?? []);
       entry.parameters = Object.entries(props).map(([name, schema]) => ({
         name,
-        in: "query",
-        required: required.has(name),
+        in: op.path.includes(`:${name}`) ? "path" : "query",
+        required: required.has(name) || op.path.includes(`:${name}`),
         schema,
       }));
     } else {

@@ -32,7 +32,10 @@ export interface Operation<I extends z.ZodType = z.ZodType, O extends z.ZodType 
   /** Stable id, also the OpenAPI operationId. */
   id: string;
   method: HttpMethod;
+  /** `:name` segments are path parameters, merged into a GET's input. */
   path: string;
+  /** Status of a success (default 200): 201 for a created resource, 202 for accepted work. */
+  successStatus?: 200 | 201 | 202;
   summary: string;
   description?: string;
   tag: string;

@@ -13,9 +13,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { type AnyStructureDict, fromDict, moveAtoms, supercell, toDict } from "atomstudio-core";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ATOMSTUDIO_BIN } from "../../server/test/mcp-fixtures.ts";
+import { exampleById } from "../src/examples.ts";
 import type { WorkflowDraft } from "../src/workflows/graph.ts";
 import { ensureStudioBuilt, hasChromium, hasRedis, launchBrowser, openStudio, startRedis } from "./support.ts";
 
@@ -168,9 +170,8 @@ describe.skipIf(!hasChromium || !hasRedis)("Workflows panel in the studio, on th
   });
 
   it("runs the template (slab → supercells → EMT relax each → lowest) with live node states; lowest is the smallest energy", async () => {
-    await page.evaluate(() =>
-      (window as unknown as { atomstudio: { setStructure(d: unknown): void } }).atomstudio.setStructure(null),
-    );
+    // A molecule in the viewer: the template starts from its own Cu crystal.
+    await page.selectOption("#examples", "water");
     await page.click("#wf-template");
     expect(await page.$$eval("li.wf-node", (lis) => lis.map((li) => (li as HTMLElement).dataset.node))).toEqual([
       "slab",
@@ -235,10 +236,18 @@ describe.skipIf(!hasChromium || !hasRedis)("Workflows panel in the studio, on th
     ).toEqual(before);
   });
 
-  it("a failing node shows attempts and its error while it retries; after a reload the panel reattaches; Cancel stops it", async () => {
-    // An EMT relaxation with a deadline of 0.2 s per attempt: every attempt is stopped (504
-    // DEADLINE_EXCEEDED, retried), and 4 retries with exponential backoff (1, 2, 4, 8 s) keep the run going.
-    await page.selectOption("#examples", "cu");
+  it("a failing node shows attempts and its error while it retries; after a reload the panel reattaches; Cancel stops it", {
+    timeout: 180_000,
+  }, async () => {
+    // An EMT relaxation of 108 Cu atoms, one displaced, to 1e-6 eV/Å with a deadline of 0.1 s per
+    // attempt: every attempt is stopped (504 DEADLINE_EXCEEDED, retried), and 4 retries with
+    // exponential backoff (1, 2, 4, 8 s) keep the run going.
+    const cell = exampleById("cu")?.dict as unknown as AnyStructureDict;
+    const displaced = toDict(moveAtoms(supercell(fromDict(cell), [3, 3, 3]), [0], [0.3, 0.2, 0.1]).structure);
+    await page.evaluate(
+      (d) => (window as unknown as { atomstudio: { setStructure(d: unknown): void } }).atomstudio.setStructure(d),
+      displaced,
+    );
     await page.click("#wf-new");
     await page.selectOption("#wf-add-type", "optimize_structure");
     await page.click("#wf-add");
@@ -254,7 +263,7 @@ describe.skipIf(!hasChromium || !hasRedis)("Workflows panel in the studio, on th
     }
     for (const [cls, value] of [
       ["wf-node-retries", "4"],
-      ["wf-node-timeout", "0.2"],
+      ["wf-node-timeout", "0.1"],
     ] as const) {
       await page.fill(`${node} input.${cls}`, value);
       await page.dispatchEvent(`${node} input.${cls}`, "change");
@@ -263,9 +272,14 @@ describe.skipIf(!hasChromium || !hasRedis)("Workflows panel in the studio, on th
     await page.dispatchEvent("#wf-name", "change");
     expect(await panel(page, "issues")).toBe("0");
     await page.click("#wf-run");
-    await page.waitForFunction((sel) => Number(document.querySelector<HTMLElement>(sel)?.dataset.attempts ?? 0) >= 2, node, {
-      timeout: 60_000,
-    });
+    // Between attempts (the job waiting for its retry) the node shows the last attempt's error.
+    await page.waitForFunction(
+      (sel) =>
+        Number(document.querySelector<HTMLElement>(sel)?.dataset.attempts ?? 0) >= 2 &&
+        document.querySelector(`${sel} .wf-run-error`) !== null,
+      node,
+      { timeout: 60_000 },
+    );
     expect(await page.$$eval(`${node} .wf-run-error`, (e) => e.map((x) => (x as HTMLElement).dataset.code))).toEqual([
       "DEADLINE_EXCEEDED",
     ]);

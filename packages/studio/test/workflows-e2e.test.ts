@@ -169,7 +169,7 @@ describe.skipIf(!hasChromium || !hasRedis)("Workflows panel in the studio, on th
     expect(await nodeCodes(page, "relax")).toContain("DANGLING_REFERENCE");
   });
 
-  it("runs the template (slab → supercells → EMT relax each → lowest) with live node states; lowest is the smallest energy", async () => {
+  it("runs the template (slab → supercells → EMT relax each → lowest) over three structures with live node states; lowest is the smallest energy", async () => {
     // A molecule in the viewer: the template starts from its own Cu crystal.
     await page.selectOption("#examples", "water");
     await page.click("#wf-template");
@@ -179,6 +179,15 @@ describe.skipIf(!hasChromium || !hasRedis)("Workflows panel in the studio, on th
       "relax",
       "lowest",
     ]);
+    // Fan out over three: the slab and two more crystals added to the supercell list from the viewer.
+    for (const example of ["cu", "pt"]) {
+      await page.selectOption("#examples", example);
+      await page.click('li.wf-node[data-node="supercells"] button.wf-use-structure[data-param="structures"]');
+    }
+    expect(await page.textContent('li.wf-node[data-node="supercells"] .wf-structure[data-param="structures"]')).toBe(
+      "structures: Cu4 (4 atoms), Pt4 (4 atoms)",
+    );
+    expect(await panel(page, "issues")).toBe("0");
     // Every state each node shows, as the panel draws it.
     await page.evaluate(() => {
       const seen: Record<string, string[]> = {};
@@ -211,7 +220,8 @@ describe.skipIf(!hasChromium || !hasRedis)("Workflows panel in the studio, on th
     };
     const out = (n: string) => status.run.nodes.find((x) => x.id === n)?.output as Record<string, unknown>;
     const energies = (out("relax").results as { energy: number }[]).map((r) => r.energy);
-    expect(energies.length).toBeGreaterThanOrEqual(1);
+    expect(energies).toHaveLength(3);
+    expect(await page.textContent('li.wf-node[data-node="relax"] .wf-meta')).toContain("3/3 items");
     expect(out("lowest").value).toBe(Math.min(...energies));
     expect(await page.textContent('li.wf-node[data-node="lowest"] .wf-value')).toContain(String(Math.min(...energies)));
   });

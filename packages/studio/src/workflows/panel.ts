@@ -309,15 +309,35 @@ export const mountWorkflowsPanel = (el: HTMLElement, studio: Studio): WorkflowsP
       );
     box.append(row);
     for (const k of structures) {
-      const use = h("button", { type: "button", class: "wf-use-structure", "data-param": k }, "Use current structure");
-      const shown = h("span", { class: "wf-structure" }, `${k}: ${describeStructure(current[k])}`);
+      // A list of structures (e.g. build_supercell_legacy's `structures`) grows by one per click; a single one is replaced.
+      const isList = asRecord(asRecord(schema.properties)[k]).type === "array";
+      const describe = (v: unknown): string =>
+        isList
+          ? `${k}: ${Array.isArray(v) && v.length ? v.map(describeStructure).join(", ") : "none"}`
+          : `${k}: ${describeStructure(v)}`;
+      const use = h(
+        "button",
+        { type: "button", class: "wf-use-structure", "data-param": k },
+        isList ? "Add current structure" : "Use current structure",
+      );
+      const shown = h("span", { class: "wf-structure", "data-param": k }, describe(current[k]));
       use.onclick = () => {
         const s = studio.api.getStructure();
         if (!s) return say("No structure in the viewer", true);
-        set(k, s);
-        shown.textContent = `${k}: ${describeStructure(s)}`;
+        const next = isList ? [...(Array.isArray(current[k]) ? (current[k] as unknown[]) : []), s] : s;
+        set(k, next);
+        shown.textContent = describe(next);
       };
-      box.append(h("div", { class: "row" }, shown, use));
+      const row = h("div", { class: "row" }, shown, use);
+      if (isList) {
+        const clear = h("button", { type: "button", class: "wf-clear-structures", "data-param": k }, "Clear");
+        clear.onclick = () => {
+          set(k, undefined);
+          shown.textContent = describe(undefined);
+        };
+        row.append(clear);
+      }
+      box.append(row);
     }
     if (json.length) {
       const picked = Object.fromEntries(json.filter((k) => current[k] !== undefined).map((k) => [k, current[k]]));

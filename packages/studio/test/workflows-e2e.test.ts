@@ -9,7 +9,8 @@
  * reattaches to the running workflow after a page reload, and Cancel stops it.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -244,6 +245,19 @@ describe.skipIf(!hasChromium || !hasRedis)("Workflows panel in the studio, on th
     expect(
       await page.evaluate(() => (window as unknown as { atomstudio: { getStructure(): unknown } }).atomstudio.getStructure()),
     ).toEqual(before);
+  });
+
+  it("passes axe-core with no serious or critical violation with a finished workflow drawn", async () => {
+    expect(await panel(page, "runState")).toBe("succeeded");
+    await page.addScriptTag({ content: readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8") });
+    const violations = await page.evaluate(async () => {
+      const axe = (window as unknown as { axe: { run: (c: unknown, o: unknown) => Promise<{ violations: unknown[] }> } }).axe;
+      const r = await axe.run("#workflows-panel", { resultTypes: ["violations"] });
+      return (r.violations as { id: string; impact: string; nodes: { target: string[] }[] }[])
+        .filter((v) => v.impact === "serious" || v.impact === "critical")
+        .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
+    });
+    expect(violations).toEqual([]);
   });
 
   it("a failing node shows attempts and its error while it retries; after a reload the panel reattaches; Cancel stops it", {

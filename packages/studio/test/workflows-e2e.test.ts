@@ -204,7 +204,9 @@ describe.skipIf(!hasChromium || !hasRedis)("Workflows panel in the studio, on th
       }).observe(document.getElementById("wf-nodes") as HTMLElement, { attributes: true, subtree: true, childList: true });
     });
     await page.click("#wf-run");
-    expect(await waitRunState(page, ["succeeded", "failed", "cancelled"])).toBe("succeeded");
+    const state = await waitRunState(page, ["succeeded", "failed", "cancelled"]);
+    const why = await page.$$eval("#wf-status, .wf-run-error", (els) => els.map((e) => e.textContent).join(" | "));
+    expect(state, why).toBe("succeeded");
     const id = (await panel(page, "workflowId")) as string;
     expect(id).toMatch(/^wf_/);
     const seen = await page.evaluate(() => (window as unknown as { __wfSeen: Record<string, string[]> }).__wfSeen);
@@ -260,12 +262,12 @@ describe.skipIf(!hasChromium || !hasRedis)("Workflows panel in the studio, on th
     expect(violations).toEqual([]);
   });
 
-  it("a failing node shows attempts and its error while it retries; after a reload the panel reattaches; Cancel stops it", {
+  it("a failing node shows attempts and its error while it retries; after closing the page, a new one reattaches; Cancel stops it", {
     timeout: 180_000,
   }, async () => {
     // An EMT relaxation of 108 Cu atoms, one displaced, to 1e-6 eV/Å with a deadline of 0.1 s per
-    // attempt: every attempt is stopped (504 DEADLINE_EXCEEDED, retried), and 4 retries with
-    // exponential backoff (1, 2, 4, 8 s) keep the run going.
+    // attempt: every attempt is stopped (504 DEADLINE_EXCEEDED, retried), and 8 retries with
+    // exponential backoff (1, 2, 4, … 128 s) keep the run going long after the page is back.
     const cell = exampleById("cu")?.dict as unknown as AnyStructureDict;
     const displaced = toDict(moveAtoms(supercell(fromDict(cell), [3, 3, 3]), [0], [0.3, 0.2, 0.1]).structure);
     await page.evaluate(
@@ -286,7 +288,7 @@ describe.skipIf(!hasChromium || !hasRedis)("Workflows panel in the studio, on th
       await page.dispatchEvent(`${node} input[data-param="${param}"]`, "change");
     }
     for (const [cls, value] of [
-      ["wf-node-retries", "4"],
+      ["wf-node-retries", "8"],
       ["wf-node-timeout", "0.1"],
     ] as const) {
       await page.fill(`${node} input.${cls}`, value);
@@ -310,9 +312,13 @@ describe.skipIf(!hasChromium || !hasRedis)("Workflows panel in the studio, on th
     const id = (await panel(page, "workflowId")) as string;
     expect(await waitRunState(page, ["running", "queued"])).toMatch(/running|queued/);
 
-    // "Close the browser, come back": a reload finds the workflow in localStorage and follows it again.
-    await page.reload();
-    await page.waitForSelector('body[data-relay="connected"]');
+    // "Close the browser, come back": the page is closed; a new one (same browser profile) finds the
+    // workflow in localStorage and follows it again.
+    const context = page.context();
+    await page.close();
+    page = await context.newPage();
+    await page.goto(`${svc.url}/`);
+    await page.waitForSelector('body[data-relay="connected"]', { timeout: 60_000 });
     await page.waitForFunction((wf) => document.getElementById("workflows-panel")?.dataset.workflowId === wf, id, {
       timeout: 30_000,
     });

@@ -111,8 +111,9 @@ export const mountWorkflowsPanel = (el: HTMLElement, studio: Studio): WorkflowsP
   let catalog: NodeType[] = [];
   let draft: WorkflowDraft = { name: "workflow", nodes: [] };
   let issues: GraphIssue[] = [];
-  /** The service's id of the graph as drawn; null once the graph is edited (a new one is created at run). */
+  /** The workflow shown and followed (the service's id), and the body it was created from. */
   let workflowId: string | null = null;
+  let createdBody: string | null = null;
   let view: WorkflowView | null = null;
   let pollTimer: ReturnType<typeof setTimeout> | undefined;
   let pollDelay: number | null = null;
@@ -175,12 +176,8 @@ export const mountWorkflowsPanel = (el: HTMLElement, studio: Studio): WorkflowsP
   };
 
   // ---- editing -----------------------------------------------------------------------------------
-  /** Any edit makes the graph a new workflow (the service's copy is immutable once created). */
+  /** After an edit the graph is checked again; Run creates a new workflow when it differs from the one created. */
   const edited = (): void => {
-    if (workflowId && !(view && !view.terminal)) {
-      workflowId = null;
-      delete el.dataset.workflowId;
-    }
     issues = localIssues();
     renderIssues();
   };
@@ -655,13 +652,11 @@ export const mountWorkflowsPanel = (el: HTMLElement, studio: Studio): WorkflowsP
     return issues.length === 0;
   };
 
-  const create = async (): Promise<string | null> => {
+  const create = async (body: string): Promise<string | null> => {
     try {
-      const r = await call<{ id: string }>(WORKFLOW_ROUTES.create, {
-        method: "POST",
-        body: JSON.stringify(createRequest(draft)),
-      });
+      const r = await call<{ id: string }>(WORKFLOW_ROUTES.create, { method: "POST", body });
       workflowId = r.id;
+      createdBody = body;
       el.dataset.workflowId = r.id;
       remember(store, { id: r.id, name: draft.name, createdAt: Date.now() });
       renderSaved();
@@ -680,7 +675,9 @@ export const mountWorkflowsPanel = (el: HTMLElement, studio: Studio): WorkflowsP
     if (!check()) return;
     runBtn.disabled = true;
     try {
-      const id = workflowId ?? (await create());
+      // The service's copy of a workflow never changes: an edited graph is a new workflow.
+      const body = JSON.stringify(createRequest(draft));
+      const id = workflowId && createdBody === body ? workflowId : await create(body);
       if (!id) return;
       say(`Starting ${id}…`);
       const r = await call<{ run_id: string }>(WORKFLOW_ROUTES.run, {
@@ -738,6 +735,7 @@ export const mountWorkflowsPanel = (el: HTMLElement, studio: Studio): WorkflowsP
         })),
       };
       workflowId = String(raw.id ?? id);
+      createdBody = JSON.stringify(createRequest(draft));
       el.dataset.workflowId = workflowId;
       view = readStatus(raw);
       issues = [];
@@ -783,6 +781,7 @@ export const mountWorkflowsPanel = (el: HTMLElement, studio: Studio): WorkflowsP
     stopPolling();
     draft = d;
     workflowId = null;
+    createdBody = null;
     view = null;
     delete el.dataset.workflowId;
     delete el.dataset.runState;

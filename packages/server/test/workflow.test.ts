@@ -3,14 +3,22 @@
  * real service (HTTP on loopback) with its real calculator worker. Error rows, caps, the fan-out
  * workflow against the same steps run one by one, idempotency, 409, cancel, and Redis down.
  */
+
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hasRedis, startRedis } from "../../studio/test/support.ts";
 import { buildApp } from "../src/http/app.ts";
+import { mcpPlugin } from "../src/mcp/http.ts";
 import { operations } from "../src/operations/index.ts";
 import { openApiDocument } from "../src/registry/openapi.ts";
 import { workflowPlugin } from "../src/workflow/plugin.ts";
 import { responseValidator } from "./contract-support.ts";
 import { testConfig } from "./helpers.ts";
+
+/** A JSON answer, read field by field by the assertions. */
+// biome-ignore lint/suspicious/noExplicitAny: the assertions check the shape
+type Json = any;
 
 const validate = responseValidator(openApiDocument(operations));
 
@@ -26,13 +34,39 @@ const cu = (a: number) => ({
   sites: [{ species: [{ element: "Cu", occu: 1 }], abc: [0, 0, 0] }],
 });
 
+/** 32 Cu atoms, rattled: an EMT relaxation to fmax 1e-9 takes far longer than a second. */
+const slowCell = {
+  "@class": "Structure",
+  lattice: {
+    matrix: [
+      [7.2, 0, 0],
+      [0, 7.2, 0],
+      [0, 0, 7.2],
+    ],
+  },
+  sites: Array.from({ length: 32 }, (_, n) => {
+    const [i, j, k, b] = [n % 2, Math.floor(n / 2) % 2, Math.floor(n / 4) % 2, Math.floor(n / 8)];
+    const basis = [
+      [0, 0, 0],
+      [0.25, 0.25, 0],
+      [0.25, 0, 0.25],
+      [0, 0.25, 0.25],
+    ][b] as number[];
+    const jitter = ((n * 37) % 11) / 500;
+    return {
+      species: [{ element: "Cu", occu: 1 }],
+      abc: [i / 2 + (basis[0] as number) + jitter, j / 2 + (basis[1] as number), k / 2 + (basis[2] as number) - jitter],
+    };
+  }),
+};
+
 interface Service {
   url: string;
   close(): Promise<void>;
 }
 
 const serve = async (over: Parameters<typeof testConfig>[0]): Promise<Service> => {
-  const { app } = await buildApp({ config: testConfig(over), plugins: [workflowPlugin()] });
+  const { app } = await buildApp({ config: testConfig(over), plugins: [workflowPlugin(), mcpPlugin] });
   await app.listen({ host: "127.0.0.1", port: 0 });
   const addr = app.server.address();
   const port = typeof addr === "object" && addr ? addr.port : 0;
@@ -45,7 +79,7 @@ const call = async (base: string, method: string, path: string, body?: unknown, 
     headers: body === undefined ? headers : { "content-type": "application/json", ...headers },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
-  return { status: res.status, body: (await res.json()) as Record<string, any> };
+  return { status: res.status, body: (await res.json()) as Record<string, Json> };
 };
 
 /** Poll the status until the run is finished. */
@@ -54,7 +88,7 @@ const finished = async (base: string, id: string, timeoutMs = 60_000) => {
   for (;;) {
     const r = await call(base, "GET", `/api/workflow/${id}`);
     if (r.body.run && !["queued", "running"].includes(r.body.run.status)) return r.body;
-    if (Date.now() > end) throw new Error(`run not finished: ${JSON.stringify(r.body.run?.nodes?.map((n: any) => n.state))}`);
+    if (Date.now() > end) throw new Error(`run not finished: ${JSON.stringify(r.body.run?.nodes?.map((n: Json) => n.state))}`);
     await new Promise((res) => setTimeout(res, 100));
   }
 };
@@ -212,15 +246,15 @@ describe.skipIf(!hasRedis)("workflows on a real Redis", () => {
     expect(run.body.status).toBe("queued");
     const done = await finished(svc.url, created.body.id);
     expect(done.run.status).toBe("completed");
-    const byId = Object.fromEntries(done.run.nodes.map((n: any) => [n.id, n]));
-    expect(byId.relax.items.map((i: any) => i.state)).toEqual(["completed", "completed", "completed"]);
+    const byId = Object.fromEntries(done.run.nodes.map((n: Json) => [n.id, n]));
+    expect(byId.relax.items.map((i: Json) => i.state)).toEqual(["completed", "completed", "completed"]);
 
     // the same steps, one by one through the HTTP routes
     const sup = await call(svc.url, "POST", "/api/build/supercell", { structures: cells, scaling: "2x1x1" });
     const energies: number[] = [];
     for (const s of sup.body.structures)
       energies.push((await call(svc.url, "POST", "/api/optimize/energy", { structure: s, calculator: "emt" })).body.energy);
-    expect(byId.relax.output.results.map((r: any) => r.energy)).toEqual(energies);
+    expect(byId.relax.output.results.map((r: Json) => r.energy)).toEqual(energies);
     const lowest = Math.min(...energies);
     expect(byId.best.output.value).toBe(lowest);
     expect(byId.best.output.index).toBe(energies.indexOf(lowest));
@@ -230,7 +264,7 @@ describe.skipIf(!hasRedis)("workflows on a real Redis", () => {
     expect(validate("GET", "/api/workflow/{id}", 200, done)).toEqual([]);
     const types = await call(svc.url, "GET", "/api/workflow/node-types");
     expect(validate("GET", "/api/workflow/node-types", 200, types.body)).toEqual([]);
-    expect(types.body.node_types.map((t: any) => t.type)).toEqual(
+    expect(types.body.node_types.map((t: Json) => t.type)).toEqual(
       expect.arrayContaining(["supercell", "energy", "map", "select"]),
     );
     for (const n of done.run.nodes) {
@@ -293,6 +327,97 @@ describe.skipIf(!hasRedis)("workflows on a real Redis", () => {
     expect(third.body.status).toBe("cancelled");
   }, 60_000);
 
+  it("the MCP tools create, run and read a workflow (official SDK client over streamable HTTP)", async () => {
+    const client = new Client({ name: "atomstudio-test", version: "0" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${svc.url}/mcp`)));
+    try {
+      const tool = async (name: string, args: Record<string, unknown>) => {
+        const r = (await client.callTool({ name, arguments: args })) as { isError?: boolean; structuredContent?: Json };
+        expect(r.isError ?? false, JSON.stringify(r.structuredContent)).toBe(false);
+        return r.structuredContent;
+      };
+      const created = await tool("svc_workflow_create", {
+        name: "one supercell",
+        nodes: [{ id: "s", type: "supercell", params: { scaling: [2, 2, 2] }, inputs: { structure: "$inputs.cell" } }],
+      });
+      expect(created.status).toBe("draft");
+      const run = await tool("svc_workflow_run", {
+        workflow_id: created.id,
+        inputs: { cell: cu(3.6) },
+        idempotency_key: "mcp-1",
+      });
+      const again = await tool("svc_workflow_run", {
+        workflow_id: created.id,
+        inputs: { cell: cu(3.6) },
+        idempotency_key: "mcp-1",
+      });
+      expect(again.run_id).toBe(run.run_id);
+      await finished(svc.url, run.run_id);
+      const status = await tool("svc_workflow_status", { id: run.run_id });
+      expect(status.run.status).toBe("completed");
+      expect(status.run.nodes[0].output.n_atoms).toBe(8);
+      const missing = (await client.callTool({ name: "svc_workflow_status", arguments: { id: "wf_missing" } })) as Json;
+      expect(missing.isError).toBe(true);
+      expect(missing.structuredContent.code).toBe("WORKFLOW_NOT_FOUND");
+    } finally {
+      await client.close();
+    }
+  }, 30_000);
+
+  it("max_parallel 1: never more than one item queued or running, one after another", async () => {
+    const created = await call(svc.url, "POST", "/api/workflow/create", {
+      name: "serial",
+      nodes: [
+        {
+          id: "m",
+          type: "map",
+          params: { operation: "optimize_structure", params: { calculator: "emt", fmax: 0.01, max_steps: 50 } },
+          inputs: { items: "$inputs.cells" },
+        },
+      ],
+    });
+    const cells = [3.5, 3.55, 3.65, 3.7].map(cu);
+    await call(svc.url, "POST", "/api/workflow/run", { workflow_id: created.body.id, inputs: { cells }, max_parallel: 1 });
+    // without the cap all four would wait in the queue at once
+    let most = 0;
+    for (;;) {
+      const st = (await call(svc.url, "GET", `/api/workflow/${created.body.id}`)).body.run;
+      const busy = (st.nodes[0].items ?? []).filter((it: Json) => it.state === "queued" || it.state === "running").length;
+      most = Math.max(most, busy);
+      if (!["queued", "running"].includes(st.status)) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(most).toBe(1);
+    const done = await finished(svc.url, created.body.id);
+    expect(done.run.status).toBe("completed");
+    const items = done.run.nodes[0].items.map((i: Json) => [Date.parse(i.started_at), Date.parse(i.finished_at)]);
+    for (let i = 1; i < items.length; i++) expect(items[i][0]).toBeGreaterThanOrEqual(items[i - 1][1]);
+  }, 60_000);
+
+  it("a per-node deadline stops each attempt; retries run with backoff, then the node fails", async () => {
+    const created = await call(svc.url, "POST", "/api/workflow/create", {
+      name: "deadline",
+      nodes: [
+        {
+          id: "relax",
+          type: "optimize_structure",
+          params: { calculator: "emt", fmax: 1e-9, max_steps: 10000, structure: slowCell },
+          timeout_s: 1,
+          retries: 1,
+        },
+      ],
+    });
+    const t = Date.now();
+    await call(svc.url, "POST", "/api/workflow/run", { workflow_id: created.body.id });
+    const done = await finished(svc.url, created.body.id);
+    const node = done.run.nodes[0];
+    expect(node.state).toBe("failed");
+    expect(node.error.code).toBe("DEADLINE_EXCEEDED");
+    expect(node.attempts).toBe(2);
+    // two attempts of at least 1 s each, and the backoff of 1 s between them
+    expect(Date.now() - t).toBeGreaterThanOrEqual(3000);
+  }, 60_000);
+
   it("a map fanning out over more items than the cap fails that node with WORKFLOW_TOO_LARGE", async () => {
     const created = await call(svc.url, "POST", "/api/workflow/create", {
       name: "wide",
@@ -325,4 +450,33 @@ describe.skipIf(!hasRedis)("workflows on a real Redis", () => {
     expect(done.run.nodes[0].error.code).toBe("INVALID_SCALING");
     expect(done.run.nodes[0].attempts).toBe(1);
   }, 30_000);
+});
+
+describe.skipIf(!hasRedis)("Redis going down under a running service", () => {
+  it("workflow routes answer 503 QUEUE_UNAVAILABLE, everything else keeps working", async () => {
+    const redis = await startRedis();
+    const svc = await serve({ queueUrl: redis.url, redisUrl: undefined });
+    try {
+      const created = await call(svc.url, "POST", "/api/workflow/create", fanOut);
+      expect(created.status).toBe(201);
+      await redis.stop();
+      const rows: Array<[string, string, unknown]> = [
+        ["POST", "/api/workflow/create", fanOut],
+        ["POST", "/api/workflow/run", { workflow_id: created.body.id }],
+        ["GET", `/api/workflow/${created.body.id}`, undefined],
+      ];
+      for (const [method, path, body] of rows) {
+        const r = await call(svc.url, method, path, body);
+        expect(r.status, path).toBe(503);
+        expect(r.body.code).toBe("QUEUE_UNAVAILABLE");
+        expect(r.body.error).not.toContain("redacted");
+      }
+      expect((await call(svc.url, "GET", "/api/health")).status).toBe(200);
+      const r = await call(svc.url, "POST", "/api/structure-build/supercell", { structure: cu(3.6), scaling: [2, 2, 1] });
+      expect(r.body.n_atoms).toBe(4);
+    } finally {
+      await svc.close();
+      await redis.stop();
+    }
+  }, 60_000);
 });

@@ -25,6 +25,9 @@ export const CALCULATOR_OPERATIONS: Readonly<Record<string, "optimize" | "energy
   energy: "energy",
 };
 
+/** How long closing waits for running jobs before leaving them to the stalled-job check. */
+const CLOSE_WAIT_MS = 60_000;
+
 /** How long a worker's lock on a job lasts before the job counts as stalled and goes to another worker. */
 export const DEFAULT_LOCK_MS = 30_000;
 
@@ -112,8 +115,13 @@ export class JobQueues implements Closable {
 
   async close(): Promise<void> {
     this.#closed = true;
-    await Promise.all(this.#workers.splice(0).map((w) => w.close().catch(() => {})));
-    await Promise.all([...this.#queues.values()].map((q) => q.close().catch(() => {})));
+    // With Redis up, workers finish their running jobs first; with Redis down nothing can be
+    // handed back, so they are closed at once (their jobs' locks expire and others take them).
+    const force = !this.ready;
+    const bounded = (p: Promise<unknown>) =>
+      Promise.race([p.catch(() => {}), new Promise((r) => setTimeout(r, force ? 1000 : CLOSE_WAIT_MS).unref())]);
+    await Promise.all(this.#workers.splice(0).map((w) => bounded(w.close(force))));
+    await Promise.all([...this.#queues.values()].map((q) => bounded(q.close())));
     this.#queues.clear();
     this.redis.disconnect();
   }

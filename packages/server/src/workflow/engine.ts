@@ -22,7 +22,8 @@ import type { Redis } from "ioredis";
 import type { z } from "zod";
 import type { ServiceContext } from "../context.ts";
 import { serviceError, statusOf } from "../errors/codes.ts";
-import type { JobQueues } from "../jobs/queue.ts";
+import { CALCULATOR_OPERATIONS, type JobQueues } from "../jobs/queue.ts";
+import { checkEnvelope, type OptimizeEnvelope, workerParams } from "../optimize/service.ts";
 import type { Operation } from "../registry/operation.ts";
 import { parseInput } from "../registry/validate.ts";
 import { dependencies, parseReference, queueOf, stepOperations, validateWorkflow, walk } from "./definition.ts";
@@ -43,6 +44,8 @@ const runsKey = (wf: string) => `${KEY}runs:${wf}`;
 const activeKey = (wf: string) => `${KEY}active:${wf}`;
 const idemKey = (wf: string, key: string) => `${KEY}idem:${wf}:${createHash("sha256").update(key).digest("hex")}`;
 const lockKey = (run: string) => `${KEY}lock:${run}`;
+/** Hash `node:item` → how many times its output was recorded, written with the run: the audit that outputs are recorded once. */
+export const recordedKey = (run: string) => `${KEY}recorded:${run}`;
 const LIVE = `${KEY}live`;
 /** Channel on which a cancel names the job ids to stop; every process running jobs listens. */
 export const CANCEL_CHANNEL = "atomstudio:jobs:cancel";
@@ -203,8 +206,11 @@ export class Workflows {
     return raw ? (JSON.parse(raw) as RunRecord) : undefined;
   }
 
-  async #save(run: RunRecord): Promise<void> {
-    await this.#redis.set(runKey(run.run_id), JSON.stringify(run), "EX", KEEP_S);
+  async #save(run: RunRecord, recorded: readonly string[] = []): Promise<void> {
+    const tx = this.#redis.multi().set(runKey(run.run_id), JSON.stringify(run), "EX", KEEP_S);
+    for (const field of recorded) tx.hincrby(recordedKey(run.run_id), field, 1);
+    if (recorded.length) tx.expire(recordedKey(run.run_id), KEEP_S);
+    await tx.exec();
   }
 
   async run(
@@ -305,7 +311,16 @@ export class Workflows {
                 error: r.error,
                 output: r.output ?? null,
                 ...(r.items
-                  ? { items: r.items.map((it, index) => ({ index, state: it.state, attempts: it.attempts, error: it.error })) }
+                  ? {
+                      items: r.items.map((it, index) => ({
+                        index,
+                        state: it.state,
+                        attempts: it.attempts,
+                        started_at: it.started_at,
+                        finished_at: it.finished_at,
+                        error: it.error,
+                      })),
+                    }
                   : {}),
               };
             }),
@@ -438,6 +453,7 @@ export class Workflows {
     const def = await this.#definition(run.workflow_id);
     const before = JSON.stringify(run);
     let inFlight = 0;
+    const recorded: string[] = [];
 
     // 1. what the queue says about every job in flight
     for (const node of def.nodes) {
@@ -451,7 +467,8 @@ export class Workflows {
           r.state = "pending";
           continue;
         }
-        this.#observe(r, job, await job.getState());
+        // only queued or running records get here, so a completion now is its first
+        if (this.#observe(r, job, await job.getState())) recorded.push(`${node.id}:${i}`);
         if (r.state === "queued" || r.state === "running") inFlight++;
       }
       if (rec.items) this.#rollUp(rec);
@@ -566,12 +583,12 @@ export class Workflows {
       run.status = "running";
       run.started_at ??= now();
     }
-    if (JSON.stringify(run) !== before) await this.#save(run);
+    if (JSON.stringify(run) !== before) await this.#save(run, recorded);
     if (run.status !== "queued" && run.status !== "running") await this.#release(run);
   }
 
   /** Fold a BullMQ job's state into a node (or item) record. */
-  #observe(r: ItemRecord, job: Job, state: string): void {
+  #observe(r: ItemRecord, job: Job, state: string): boolean {
     r.attempts = Math.max(r.attempts, job.attemptsStarted ?? job.attemptsMade ?? 0);
     r.started_at ??= iso(job.processedOn);
     if (state === "completed") {
@@ -587,6 +604,7 @@ export class Workflows {
     else r.state = "queued";
     // an earlier attempt's failure while the job waits for its retry
     if ((state === "delayed" || state === "waiting") && job.failedReason) r.error = parseFailure(job.failedReason);
+    return state === "completed";
   }
 
   /** A map's state from its items. */
@@ -641,7 +659,27 @@ export class Workflows {
     return out;
   }
 
+  /**
+   * A calculator job's input checked and normalized here (defaults filled, envelope ranges,
+   * structure and frozen indices), so a Python worker on another machine gets what the HTTP
+   * route would have sent its worker, and a bad input fails the node before it is queued.
+   */
+  #normalize(data: NodeJobData): NodeJobData {
+    if (!(data.operation in CALCULATOR_OPERATIONS)) return data;
+    const op = this.steps.get(data.operation) as Operation;
+    const input = parseInput(op, data.input, this.ctx.config) as Record<string, unknown>;
+    if (CALCULATOR_OPERATIONS[data.operation] === "optimize") {
+      checkEnvelope(input as OptimizeEnvelope, this.ctx.config);
+      return { ...data, input: workerParams(input as OptimizeEnvelope) };
+    }
+    return { ...data, input: workerParams({ ...(input as { structure: Record<string, unknown> }), frozen_atoms: [] }) };
+  }
+
   #jobData(node: WorkflowNode, run: RunRecord, item: number): NodeJobData {
+    return this.#normalize(this.#rawJobData(node, run, item));
+  }
+
+  #rawJobData(node: WorkflowNode, run: RunRecord, item: number): NodeJobData {
     const resolved = this.#resolve(node, run);
     const timeout = node.timeout_s ? Math.round(node.timeout_s * 1000) : undefined;
     if (node.type === "map") {

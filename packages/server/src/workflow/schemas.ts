@@ -101,6 +101,8 @@ export const NodeStatus = z.object({
         index: z.number().int(),
         state: z.enum(NODE_STATES),
         attempts: z.number().int(),
+        started_at: z.string().nullable().optional(),
+        finished_at: z.string().nullable().optional(),
         error: ErrorInfo.nullable(),
       }),
     )

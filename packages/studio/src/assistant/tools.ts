@@ -116,7 +116,12 @@ export const executeTool = async (
   const client = api.clientId();
   if (client) headers["x-viewer-client"] = client;
   let res: Response;
-  let path = tool.endpoint.path;
+  // path parameters (`/api/workflow/:id`) come from the input
+  let path = tool.endpoint.path.replace(/:(\w+)/g, (_m, key: string) => {
+    const v = body[key];
+    delete body[key];
+    return encodeURIComponent(String(v ?? ""));
+  });
   const init: RequestInit = { method: tool.endpoint.method, headers };
   if (tool.endpoint.method === "GET") {
     const q = new URLSearchParams();

@@ -18,6 +18,7 @@ import { renderSummary } from "./ui/summary.ts";
 import { applyTheme, initialTheme, type Theme } from "./ui/theme.ts";
 import { viewerToolDefinitions, viewerTools } from "./viewer/tools.ts";
 import { defaultElementColor } from "./viewer/viewer3d.ts";
+import { mountWorkflowsPanel } from "./workflows/panel.ts";
 
 const $ = <T extends HTMLElement = HTMLElement>(id: string): T => document.getElementById(id) as T;
 
@@ -379,6 +380,11 @@ setStudioApi(studio.api);
 mountOptimizePanel($("optimize-panel"), studio);
 mountAnalysisPanel($("analysis-panel"), studio);
 const trajectories = mountTrajectoryPanel($("trajectory-panel"), studio);
+// For browser tests and debugging only, like __atomstudio: the Workflows panel (its graph, load, attach).
+(window as unknown as { __atomstudioWorkflows: unknown }).__atomstudioWorkflows = mountWorkflowsPanel(
+  $("workflows-panel"),
+  studio,
+);
 setTheme(theme);
 
 // The assistant panel, when that module exists: src/assistant/index.ts exporting mountAssistant(el, api).

@@ -56,7 +56,15 @@ print(json.dumps({"xyz": xyz, "n": m.GetNumAtoms(), "seconds": times, "converged
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 
-type RdkitRun = { xyz: string; n: number; seconds: number[]; converged: boolean; iterations: number; energy: number; gmax: number };
+type RdkitRun = {
+  xyz: string;
+  n: number;
+  seconds: number[];
+  converged: boolean;
+  iterations: number;
+  energy: number;
+  gmax: number;
+};
 const runRdkit = () =>
   runPython<RdkitRun>(
     RDKIT,
@@ -115,7 +123,9 @@ const s = median(studio.map((x) => x.seconds));
 const rdSeconds = [...rdkit.seconds, ...rdkitAfter.seconds];
 const rd = median(rdSeconds);
 const last = studio.at(-1) as (typeof studio)[number];
-console.log(`UFF, ${rdkit.n}-atom molecule (Tyr-Phe-Leu-Lys-Val), median of ${repeat} (RDKit: of ${rdSeconds.length}, before and after)`);
+console.log(
+  `UFF, ${rdkit.n}-atom molecule (Tyr-Phe-Leu-Lys-Val), median of ${repeat} (RDKit: of ${rdSeconds.length}, before and after)`,
+);
 console.log(
   `  RDKit (C++, in-process)      ${(rd * 1000).toFixed(1)} ms   ${rdkit.iterations} iterations, stops at max |grad| ${rdkit.gmax.toExponential(2)} kcal/mol/Å, E = ${rdkit.energy.toFixed(4)} kcal/mol`,
 );

@@ -96,18 +96,24 @@ interface InverseHessian {
 
 /**
  * The full BFGS inverse Hessian, starting from the identity. Being symmetric, only its upper
- * triangle is stored, row after row (n(n+1)/2 numbers). One pass over it computes H g for the new
- * gradient; H y follows from the H g of the previous step (H y = H g_new − H g_old), and the
- * updated H g from the rank-two update's vectors, so each step costs one product and one update.
+ * triangle is stored, row after row (n(n+1)/2 numbers), and each step makes one pass over it:
+ * the pass applies the previous step's update and, with the updated entries, computes H g for the
+ * new gradient. H y then follows from the previous H g (H y = H g_new − H g_old), and the next
+ * direction from the update's vectors, so no second pass is needed.
  */
 class DenseInverseHessian implements InverseHessian {
   readonly #n: number;
   readonly #h: Float64Array;
-  /** H g at the previous gradient. */
+  /** H g at the previous gradient (H already updated). */
   readonly #hgOld: Float64Array;
   readonly #hg: Float64Array;
   readonly #hy: Float64Array;
-  readonly #u: Float64Array;
+  /** The update not yet applied to #h: h_ij += p_i s_j + q_i (Hy)_j. */
+  #pending = false;
+  readonly #p: Float64Array;
+  readonly #q: Float64Array;
+  readonly #s: Float64Array;
+  readonly #pendingHy: Float64Array;
 
   constructor(n: number) {
     this.#n = n;
@@ -115,7 +121,10 @@ class DenseInverseHessian implements InverseHessian {
     this.#hgOld = new Float64Array(n);
     this.#hg = new Float64Array(n);
     this.#hy = new Float64Array(n);
-    this.#u = new Float64Array(n);
+    this.#p = new Float64Array(n);
+    this.#q = new Float64Array(n);
+    this.#s = new Float64Array(n);
+    this.#pendingHy = new Float64Array(n);
   }
 
   reset(g: Float64Array, out: Float64Array) {
@@ -123,19 +132,40 @@ class DenseInverseHessian implements InverseHessian {
     const h = this.#h;
     h.fill(0);
     for (let i = 0, row = 0; i < n; row += n - i, i++) h[row] = 1;
+    this.#pending = false;
     this.#hgOld.set(g);
     for (let i = 0; i < n; i++) out[i] = -(g[i] as number);
   }
 
-  next(s: Float64Array, y: Float64Array, g: Float64Array, out: Float64Array) {
+  /** hg = H g after applying the pending update to H; each stored h_ij (j > i) serves rows i and j. */
+  #updateAndMultiply(g: Float64Array) {
     const n = this.#n;
     const h = this.#h;
     const hg = this.#hg;
-    const hy = this.#hy;
-    const hgOld = this.#hgOld;
-    const u = this.#u;
-    // hg = H g from the upper triangle: each stored h_ij (j > i) serves rows i and j.
     hg.fill(0);
+    if (this.#pending) {
+      const p = this.#p;
+      const q = this.#q;
+      const s = this.#s;
+      const hy = this.#pendingHy;
+      for (let i = 0, row = 0; i < n; row += n - i, i++) {
+        const gi = g[i] as number;
+        const pi = p[i] as number;
+        const qi = q[i] as number;
+        const diagonal = (h[row] as number) + pi * (s[i] as number) + qi * (hy[i] as number);
+        h[row] = diagonal;
+        let acc = diagonal * gi;
+        for (let j = i + 1, at = row + 1; j < n; j++, at++) {
+          const hij = (h[at] as number) + pi * (s[j] as number) + qi * (hy[j] as number);
+          h[at] = hij;
+          acc += hij * (g[j] as number);
+          hg[j] = (hg[j] as number) + hij * gi;
+        }
+        hg[i] = (hg[i] as number) + acc;
+      }
+      this.#pending = false;
+      return;
+    }
     for (let i = 0, row = 0; i < n; row += n - i, i++) {
       const gi = g[i] as number;
       let acc = (h[row] as number) * gi;
@@ -146,46 +176,53 @@ class DenseInverseHessian implements InverseHessian {
       }
       hg[i] = (hg[i] as number) + acc;
     }
+  }
+
+  next(s: Float64Array, y: Float64Array, g: Float64Array, out: Float64Array) {
+    const n = this.#n;
+    const hg = this.#hg;
+    const hy = this.#hy;
+    const hgOld = this.#hgOld;
+    this.#updateAndMultiply(g);
     let sy = 0;
     let yhy = 0;
     let yy = 0;
     let ss = 0;
+    let sg = 0;
+    let hyg = 0;
     for (let i = 0; i < n; i++) {
       const v = (hg[i] as number) - (hgOld[i] as number);
       hy[i] = v;
       const yi = y[i] as number;
       const si = s[i] as number;
+      const gi = g[i] as number;
       sy += yi * si;
       yhy += yi * v;
       yy += yi * yi;
       ss += si * si;
+      sg += si * gi;
+      hyg += v * gi;
     }
-    // Update only where the curvature along the step is clearly positive.
+    // Update only where the curvature along the step is clearly positive. The BFGS update,
+    // H += (s·y + y·Hy)/(s·y)² s sᵀ − (Hy sᵀ + s (Hy)ᵀ)/(s·y), is h_ij += p_i s_j + q_i (Hy)_j with
+    // p = (s·y + y·Hy)/(s·y)² s − Hy/(s·y) and q = −s/(s·y); it reaches H at the next pass, and
+    // the updated H g now: hg + p (s·g) + q (Hy·g).
     if (sy > Math.sqrt(CURVATURE * yy * ss)) {
-      // H += s sᵀ/(s·y) − (Hy)(Hy)ᵀ/(y·Hy) + (y·Hy) u uᵀ with u = s/(s·y) − Hy/(y·Hy).
-      let sg = 0;
-      let hyg = 0;
-      let ug = 0;
+      const alpha = (sy + yhy) / (sy * sy);
+      const beta = 1 / sy;
+      const p = this.#p;
+      const q = this.#q;
       for (let i = 0; i < n; i++) {
-        const ui = (s[i] as number) / sy - (hy[i] as number) / yhy;
-        u[i] = ui;
-        const gi = g[i] as number;
-        sg += (s[i] as number) * gi;
-        hyg += (hy[i] as number) * gi;
-        ug += ui * gi;
+        const si = s[i] as number;
+        const pi = alpha * si - beta * (hy[i] as number);
+        const qi = -beta * si;
+        p[i] = pi;
+        q[i] = qi;
+        hg[i] = (hg[i] as number) + pi * sg + qi * hyg;
       }
-      for (let i = 0, row = 0; i < n; row += n - i, i++) {
-        const a = (s[i] as number) / sy;
-        const b = (hy[i] as number) / yhy;
-        const c = yhy * (u[i] as number);
-        for (let j = i, at = row; j < n; j++, at++)
-          h[at] = (h[at] as number) + a * (s[j] as number) - b * (hy[j] as number) + c * (u[j] as number);
-      }
-      // The updated H g without another pass over H.
-      const a = sg / sy;
-      const b = hyg / yhy;
-      const c = yhy * ug;
-      for (let i = 0; i < n; i++) hg[i] = (hg[i] as number) + a * (s[i] as number) - b * (hy[i] as number) + c * (u[i] as number);
+      this.#s.set(s);
+      this.#pendingHy.set(hy);
+      this.#pending = true;
     }
     hgOld.set(hg);
     for (let i = 0; i < n; i++) out[i] = -(hg[i] as number);

@@ -179,6 +179,9 @@ export class MolViewer {
 
   /** Measurements to draw, and the sites of one in progress. */
   setOverlays(overlays: Overlay[], picked: number[] = []): void {
+    // No measurements before or after (the measure tool refreshes on every structure change, right
+    // after the structure was drawn): nothing to redraw.
+    if (!overlays.length && !picked.length && !this.overlays.length && !this.picked.length) return;
     this.overlays = overlays;
     this.picked = picked;
     this.#decorate();

@@ -52,9 +52,9 @@ export const DENSE_MAX_FREE_ATOMS = 800;
 const ARMIJO = 1e-4;
 /** A line search stops when no coordinate would move by more than this (relative) fraction. */
 const MOVE_TOLERANCE = 1e-7;
-/** A step this small relative to the coordinates ends the minimisation: it is at the minimum to rounding. */
+/** A step this small relative to the coordinates is at the minimum to rounding (see `stalled` below). */
 const STEP_TOLERANCE = 1.2e-7;
-/** The curvature condition for an inverse Hessian update, relative to |s|·|y|. */
+/** The inverse Hessian learns from a step only where s·y > √CURVATURE·|s|·|y| (clearly positive curvature). */
 const CURVATURE = 3e-8;
 /** Longest line step, relative to the coordinates' norm or count (large: it only stops runaways). */
 const LONGEST_STEP = 100;

@@ -1,11 +1,14 @@
 """RDKit's UFF as the oracle for the core's UFF engine.
 
-stdin: {"cases": [{"name", "smiles", "seed", "jitter"}], "minimize": bool}
+stdin: {"cases": [{"name", "smiles", "seed", "jitter"}], "minimize": bool, "iterations": bool}
 stdout: per case the starting geometry (3D embedding from RDKit's ETKDG, then a seeded random
 displacement so every term is away from its minimum), the molecule as RDKit sees it (atomic
 numbers, formal charges, Kekulé bond orders), RDKit's UFF energy (kcal/mol) and gradient
 (kcal/mol/Å) with its default settings, and, on request, RDKit's minimised geometry and energy
-(minimised to a tight tolerance so both sides reach the same minimum).
+(minimised to a tight tolerance so both sides reach the same minimum), and, on request
+("iterations"), RDKit's minimisation at its default tolerances from the same start: how many
+iterations its BFGS takes (one trajectory snapshot per iteration), where it stops and the largest
+per-atom gradient there.
 """
 
 import json
@@ -14,6 +17,7 @@ import sys
 import numpy as np
 from rdkit import Chem, RDLogger
 from rdkit.Chem import AllChem, rdForceFieldHelpers
+from rdkit.Chem import rdtrajectory  # noqa: F401  (registers the Snapshot type MinimizeTrajectory returns)
 
 RDLogger.DisableLog("rdApp.*")
 
@@ -48,6 +52,18 @@ for case in req["cases"]:
         "energy": energy,
         "gradient": list(grad),
     }
+    if req.get("iterations"):
+        default_mol = Chem.Mol(mol)  # kept alive while its force field is in use
+        default_ff = rdForceFieldHelpers.UFFGetMoleculeForceField(default_mol)
+        default_ff.Initialize()
+        more, snapshots = default_ff.MinimizeTrajectory(1, maxIts=100000)
+        per_atom = np.linalg.norm(np.array(default_ff.CalcGrad()).reshape(-1, 3), axis=1)
+        row["default_minimize"] = {
+            "converged": more == 0,
+            "iterations": len(snapshots),
+            "energy": default_ff.CalcEnergy(),
+            "gmax": float(per_atom.max()),
+        }
     if req.get("minimize"):
         ff.Initialize()
         more = ff.Minimize(maxIts=100000, forceTol=1e-8, energyTol=1e-14)

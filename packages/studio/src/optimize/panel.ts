@@ -90,6 +90,7 @@ const drawChart = (canvas: HTMLCanvasElement, energy: number[], fmax: number[], 
 };
 
 const SHOW_INTERVAL_MS = 100;
+const REDRAW_SPACING = 4;
 
 export const mountOptimizePanel = (el: HTMLElement, studio: Studio): void => {
   el.classList.add("optimize-panel");
@@ -178,26 +179,34 @@ export const mountOptimizePanel = (el: HTMLElement, studio: Studio): void => {
     let recorded = false;
     const history: Structure[] = [];
     const show = (dict: unknown) => {
-      // The first step records the pre-run structure for undo; later ones only redraw.
+      // The first structure shown records the pre-run one for undo; later ones only redraw.
       const s = fromDict(dict);
       studio.store.set(s, { record: !recorded, keepView: true });
       recorded = true;
     };
     // Steps can arrive faster than the viewer redraws (the browser's UFF): the chart takes every
     // step, the structure is redrawn at most every SHOW_INTERVAL_MS, and the final one always.
+    // A redraw also waits REDRAW_SPACING times as long as the last one took, so redraws take at
+    // most a fifth of the page's time: software WebGL (headless Chromium, no GPU) can take hundreds
+    // of milliseconds a frame, and a page busy redrawing handles the run's messages that much later.
     let pending: unknown = null;
     let timer: ReturnType<typeof setTimeout> | null = null;
-    let shownAt = 0;
+    // The first redraw is spaced from the start by what drawing the structure last took.
+    let shownAt = performance.now();
+    let redrawTook = studio.viewer.lastLoadMs;
     const showSoon = (dict: unknown) => {
       pending = dict;
       if (timer) return;
-      const wait = Math.max(0, shownAt + SHOW_INTERVAL_MS - performance.now());
+      const wait = Math.max(0, shownAt + Math.max(SHOW_INTERVAL_MS, REDRAW_SPACING * redrawTook) - performance.now());
       timer = setTimeout(() => {
         timer = null;
-        shownAt = performance.now();
+        const began = performance.now();
         show(pending);
+        shownAt = performance.now();
+        redrawTook = shownAt - began;
       }, wait);
     };
+    let lastStepHadStructure = false;
     let drawTimer: ReturnType<typeof setTimeout> | null = null;
     const drawSoon = () => {
       drawTimer ??= setTimeout(() => {
@@ -219,18 +228,22 @@ export const mountOptimizePanel = (el: HTMLElement, studio: Studio): void => {
         energies.push(s.energy);
         fmaxes.push(s.fmax);
         drawSoon();
-        // Every step goes into the history (the viewer may skip some): it becomes a playable trajectory.
+        // Every step sent with coordinates goes into the history (the viewer may skip some): it
+        // becomes a playable trajectory.
         if (s.structure) history.push(fromDict(s.structure));
-        if (s.structure) {
-          if (energies.length === 1) show(s.structure);
-          else showSoon(s.structure);
-        }
+        lastStepHadStructure = !!s.structure;
+        // The first step is the starting structure, already on screen.
+        if (s.structure && energies.length > 1) showSoon(s.structure);
         el.dataset.steps = String(energies.length);
         say(`step ${s.step}: E = ${s.energy.toFixed(5)} eV, fmax = ${s.fmax.toExponential(2)} eV/Å`);
       } else if (m.type === "result" || m.type === "cancelled") {
         flush();
+        // Force arrows on before the final redraw, so it draws them (one redraw, not two).
+        if (m.type === "result") studio.viewer.options = { ...studio.viewer.options, showForces: true };
         if (m.structure) show(m.structure);
         else if (pending) show(pending);
+        // The history ends at the structure shown, also when the last step came without coordinates.
+        if (m.type === "result" && m.structure && !lastStepHadStructure) history.push(fromDict(m.structure));
         el.dataset.result = m.type === "result" ? (m.converged ? "converged" : "not-converged") : "cancelled";
         if (m.type === "result") el.dataset.energy = String(m.energy);
         if (m.type === "result" && typeof m.compute_seconds === "number") el.dataset.computeSeconds = String(m.compute_seconds);
@@ -243,7 +256,6 @@ export const mountOptimizePanel = (el: HTMLElement, studio: Studio): void => {
         el.dispatchEvent(
           new CustomEvent("atomstudio:trajectory", { bubbles: true, detail: { frames: history, name: "optimization" } }),
         );
-        if (m.type === "result") void studio.api.viewerTools.toggle_force_vectors?.({ visible: true });
         socket?.close();
       } else if (m.type === "error") {
         flush();

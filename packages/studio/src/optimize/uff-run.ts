@@ -3,7 +3,7 @@
  * iteration (its `structure` only every STRUCTURE_INTERVAL_MS), then `result`, or `error` with a code. Runs wherever it is called: the studio's Web
  * Worker (uff-worker.ts) calls it off the page's thread.
  */
-import { fromDict, isAtomStudioError, relaxWithUff, toDict, uffEnergy } from "atomstudio-core";
+import { fromDict, isAtomStudioError, relaxWithUff, toDict } from "atomstudio-core";
 
 export interface UffRequest {
   structure: unknown;
@@ -23,13 +23,15 @@ export const runUff = (req: UffRequest, post: (m: OptimizeMessage) => void): voi
     if (req.optimize_cell) throw new Error("cell");
     const began = performance.now();
     const start = fromDict(req.structure);
-    const initial = uffEnergy(start).energy;
+    // The starting energy is step 0's: typing the molecule and building its field once, not twice.
+    let initial = 0;
     let last: ReturnType<typeof relaxWithUff> extends Generator<infer T> ? T : never = undefined as never;
     // Every step is reported for the chart; the coordinates ride along at most every
     // STRUCTURE_INTERVAL_MS (a page redraws no faster), so a fast run is not slowed by copying them.
     let sentAt = Number.NEGATIVE_INFINITY;
     for (const step of relaxWithUff(start, { fmax: req.fmax, maxSteps: req.max_steps, frozen: req.frozen_atoms })) {
       last = step;
+      if (step.step === 0) initial = step.energy;
       const now = performance.now();
       const withStructure = now - sentAt >= STRUCTURE_INTERVAL_MS;
       if (withStructure) sentAt = now;

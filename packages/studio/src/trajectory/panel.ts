@@ -124,11 +124,12 @@ export const mountTrajectoryPanel = (el: HTMLElement, studio: Studio): Trajector
 
   const controls = [play, prev, next, slider, rdfBtn, rmsdBtn, hbBtn, clBtn];
 
-  const show = (f: number): void => {
+  const show = (f: number, draw = true): void => {
     if (!traj) return;
     frame = Math.max(0, Math.min(traj.nFrames - 1, f));
     // Move atoms in place; a frame that does not fit the drawn scene (other cell) is loaded whole.
-    if (!studio.viewer.setSitePositions(traj.frameCoords(frame))) studio.viewer.load(traj.frame(frame), { keepView: true });
+    if (draw && !studio.viewer.setSitePositions(traj.frameCoords(frame)))
+      studio.viewer.load(traj.frame(frame), { keepView: true });
     slider.value = String(frame);
     frameLabel.textContent = `${frame + 1} / ${traj.nFrames}${traj.times ? ` (${(traj.times[frame] as number).toFixed(3)} ps)` : ""}`;
     el.dataset.frame = String(frame);
@@ -210,7 +211,8 @@ export const mountTrajectoryPanel = (el: HTMLElement, studio: Studio): Trajector
     const elements = [...new Set(t.elements)];
     if (!elements.includes(selA.value)) selA.value = elements.includes("O") ? "O" : (elements[0] ?? "");
     if (!elements.includes(selB.value)) selB.value = selA.value;
-    show(opts.adopt ? t.nFrames - 1 : 0);
+    // An adopted history's last frame is what the viewer shows already: no redraw.
+    show(opts.adopt ? t.nFrames - 1 : 0, !opts.adopt);
     say(`${t.nFrames} frames loaded`);
   };
 

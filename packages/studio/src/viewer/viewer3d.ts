@@ -72,6 +72,11 @@ export class MolViewer {
   picked: number[] = [];
   /** The view after fitting, with no rotation: what reset_camera returns to. */
   #homeView: number[] | null = null;
+  /**
+   * How long the last load of a structure took, drawing included (ms): what a redraw costs here
+   * (tens of ms with a GPU, hundreds with software WebGL), so callers can space their redraws.
+   */
+  lastLoadMs = 0;
 
   constructor(container: HTMLElement) {
     this.container = container;
@@ -84,6 +89,12 @@ export class MolViewer {
 
   /** Show a structure. `keepView` keeps the camera (edits); otherwise the view is fitted. */
   load(structure: Structure | null, opts: { keepView?: boolean } = {}): void {
+    const began = performance.now();
+    this.#load(structure, opts);
+    this.lastLoadMs = performance.now() - began;
+  }
+
+  #load(structure: Structure | null, opts: { keepView?: boolean }): void {
     const v = this.viewer;
     this.structure = structure;
     v.removeAllModels();
@@ -168,6 +179,9 @@ export class MolViewer {
 
   /** Measurements to draw, and the sites of one in progress. */
   setOverlays(overlays: Overlay[], picked: number[] = []): void {
+    // No measurements before or after (the measure tool refreshes on every structure change, right
+    // after the structure was drawn): nothing to redraw.
+    if (!overlays.length && !picked.length && !this.overlays.length && !this.picked.length) return;
     this.overlays = overlays;
     this.picked = picked;
     this.#decorate();

@@ -214,6 +214,24 @@ export const ERROR_CODES = {
   AGENT_ERROR: { status: 502, meaning: "stream event: the agent reported an error" },
   AGENT_WARNING: { status: 200, meaning: "stream event: the agent reported a warning; the run goes on" },
   AGENT_BAD_OUTPUT: { status: 502, meaning: "stream event: the agent printed a line that is not one of its JSON events" },
+  // Heterostructures (/api/heterostructure/*)
+  OUT_OF_RANGE: { status: 400, meaning: "a numeric parameter outside its documented range (`details`: field, value, min, max)" },
+  AREA_TOO_LARGE: {
+    status: 400,
+    meaning:
+      "a lattice-match search that would walk too many superlattices (max_area over 400 unit cells, max_length over 1000 edges)",
+  },
+  MATCH_MISMATCH: {
+    status: 400,
+    meaning:
+      "a match whose superlattice vectors are not what its transformations make from the inputs sent (a match of another search)",
+  },
+  INVALID_TRANSFORM: { status: 400, meaning: "a supercell transformation that is not a non-singular 2x2 integer matrix" },
+  TWIST_NOT_COMMENSURATE: {
+    status: 400,
+    meaning: "a twist angle other than 0: rotating the film inside an unchanged cell breaks periodicity",
+  },
+  NO_TERMINATIONS: { status: 400, meaning: "pymatgen finds no termination pair for the Miller indices" },
 } as const satisfies Record<string, ErrorCodeInfo>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -115,15 +115,6 @@ def check_area_budget(p: dict[str, Any], *areas: float) -> None:
                           {"max_area": p["max_area"], "max_area_allowed": MAX_AREA_MULTIPLE * smallest})
 
 
-def integer_transform(unit_vectors, sl_vectors, what: str) -> np.ndarray:
-    """The integer 2x2 matrix T with T @ unit = superlattice (rows are vectors)."""
-    t = np.dot(np.asarray(sl_vectors, float), np.linalg.pinv(np.asarray(unit_vectors, float)))
-    r = np.round(t)
-    if not np.allclose(t, r, atol=1e-6):
-        raise WorkerError("MATCH_MISMATCH", f"{what}: the superlattice is not an integer multiple of the cell")
-    return r.astype(int)
-
-
 def match_strain(film_sl, substrate_sl) -> tuple[float, list[list[float]]]:
     """pymatgen's strain of a match: von Mises of the Green-Lagrange strain (as a fraction) and the tensor."""
     from pymatgen.analysis.elasticity.strain import Deformation
@@ -138,31 +129,56 @@ def match_strain(film_sl, substrate_sl) -> tuple[float, list[list[float]]]:
     return float(gl.von_mises_strain), np.asarray(gl).tolist()
 
 
-def match_json(match_id: int, film_unit, substrate_unit, film_sl, substrate_sl, film_miller, substrate_miller,
-               n_film: int, n_substrate: int) -> dict[str, Any]:
-    """One match as the service reports it: the superlattice vectors pymatgen found, the integer
-    matrices that make them from the unit cells, the area and pymatgen's strain."""
-    from pymatgen.analysis.interfaces.zsl import vec_area
+def strains(film_sl: np.ndarray, substrate_sl: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Areas, von Mises strains and Green-Lagrange tensors of N matches at once ((N, 2, 3) inputs):
+    pymatgen's `ZSLMatch.match_area`, `match_transformation` and `Deformation.green_lagrange_strain`
+    written for arrays (the same operations in the same order, so the same numbers)."""
+    fc = np.cross(film_sl[:, 0], film_sl[:, 1])
+    sc = np.cross(substrate_sl[:, 0], substrate_sl[:, 1])
+    f_area = np.sqrt(np.einsum("ni,ni->n", fc, fc))
+    s_area = np.sqrt(np.einsum("ni,ni->n", sc, sc))
+    fm = np.concatenate([film_sl, fc[:, None, :]], axis=1)
+    sm = np.concatenate([substrate_sl, (sc * (f_area / s_area)[:, None])[:, None, :]], axis=1)
+    t = np.transpose(np.linalg.solve(fm, sm), (0, 2, 1))
+    gl = 0.5 * (np.einsum("nji,njk->nik", t, t) - np.eye(3))
+    dev = gl - (np.trace(gl, axis1=1, axis2=2) / 3)[:, None, None] * np.eye(3)
+    vm = np.sqrt(np.sum(dev * dev, axis=(1, 2)) * 2 / 3)
+    return f_area, vm, gl
 
-    tf = integer_transform(film_unit, film_sl, "film")
-    ts = integer_transform(substrate_unit, substrate_sl, "substrate")
-    vm, tensor = match_strain(film_sl, substrate_sl)
-    return {
-        "match_id": match_id,
-        "match_area": float(vec_area(*np.asarray(film_sl, float))),
-        "substrate_area": float(vec_area(*np.asarray(substrate_sl, float))),
+
+def matches_json(raw: list, film_unit, substrate_unit, film_miller, substrate_miller, n_film: int,
+                 n_substrate: int) -> list[dict[str, Any]]:
+    """The matches as the service reports them: the superlattice vectors pymatgen found, the integer
+    matrices that make them from the unit cells, the area and pymatgen's strain."""
+    if not raw:
+        return []
+    f_sl = np.array([m.film_sl_vectors for m in raw], dtype=float)
+    s_sl = np.array([m.substrate_sl_vectors for m in raw], dtype=float)
+    tf = f_sl @ np.linalg.pinv(np.asarray(film_unit, float))
+    ts = s_sl @ np.linalg.pinv(np.asarray(substrate_unit, float))
+    if not (np.allclose(tf, np.round(tf), atol=1e-6) and np.allclose(ts, np.round(ts), atol=1e-6)):
+        raise WorkerError("MATCH_MISMATCH", "a superlattice is not an integer multiple of its cell")
+    tf, ts = np.round(tf).astype(int), np.round(ts).astype(int)
+    area, vm, gl = strains(f_sl, s_sl)
+    s_area = np.linalg.norm(np.cross(s_sl[:, 0], s_sl[:, 1]), axis=1)
+    det_f = np.abs(np.round(np.linalg.det(tf))).astype(int)
+    det_s = np.abs(np.round(np.linalg.det(ts))).astype(int)
+    return [{
+        "match_id": i,
+        "match_area": float(area[i]),
+        "substrate_area": float(s_area[i]),
         "film_miller": film_miller,
         "substrate_miller": substrate_miller,
-        "film_transformation": tf.tolist(),
-        "substrate_transformation": ts.tolist(),
-        "film_sl_vectors": np.asarray(film_sl, float).tolist(),
-        "substrate_sl_vectors": np.asarray(substrate_sl, float).tolist(),
-        "strain": 100.0 * vm,
-        "von_mises_strain": vm,
-        "strain_components": tensor,
-        "n_atoms_film": int(round(abs(np.linalg.det(tf)))) * n_film,
-        "n_atoms_substrate": int(round(abs(np.linalg.det(ts)))) * n_substrate,
-    }
+        "film_transformation": tf[i].tolist(),
+        "substrate_transformation": ts[i].tolist(),
+        "film_sl_vectors": f_sl[i].tolist(),
+        "substrate_sl_vectors": s_sl[i].tolist(),
+        "strain": 100.0 * float(vm[i]),
+        "von_mises_strain": float(vm[i]),
+        "strain_components": gl[i].tolist(),
+        "n_atoms_film": int(det_f[i]) * n_film,
+        "n_atoms_substrate": int(det_s[i]) * n_substrate,
+    } for i in range(len(raw))]
 
 
 def sent_transform(match: dict[str, Any], key: str) -> np.ndarray:

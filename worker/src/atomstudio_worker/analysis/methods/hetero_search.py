@@ -96,11 +96,8 @@ def run(params: dict[str, Any], context, cancel) -> dict[str, Any]:
         terminations = [{"film_termination": f, "substrate_termination": s, "label": f"{f} / {s}"}
                         for f, s in cib.terminations]
         millers = (list(h.miller(p, "film_miller")), list(h.miller(p, "substrate_miller")))
-    matches = [
-        h.match_json(i, m.film_vectors, m.substrate_vectors, m.film_sl_vectors, m.substrate_sl_vectors,
-                     millers[0], millers[1], n_fil, n_sub)
-        for i, m in enumerate(raw)
-    ]
+    # Each match's own unit vectors are the ones searched (the same for all matches)
+    matches = h.matches_json(raw, f_unit, s_unit, millers[0], millers[1], n_fil, n_sub)
     matches.sort(key=lambda m: (m["match_area"], m["strain"], m["match_id"]))
     return {
         "mode": p["mode"],

@@ -5,6 +5,8 @@ defect of the earlier implementation that this group fixes (kept-routes defects 
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -216,10 +218,42 @@ def test_defect19_target_z_below_the_stack_is_refused(inputs):
     assert e.value.code == "INVALID_VACUUM"
 
 
-def test_defect20_intermat_missing_is_unavailable_not_500(inputs):
+INTERMAT = dict(substrate_miller=[1, 1, 1], film_miller=[0, 0, 1], substrate_thickness=16.0, film_thickness=16.0,
+                separation=2.5, vacuum=8.0, max_area=300, ltol=0.08, atol=1.0, max_area_ratio_tol=1.0,
+                apply_strain=False, disp_intvl=0)
+
+
+def test_defect20_intermat_missing_is_unavailable_not_500(inputs, monkeypatch):
+    monkeypatch.setitem(sys.modules, "intermat.generate", None)  # as if not installed
     with pytest.raises(WorkerError) as e:
-        call("hetero_intermat", substrate=inputs["cu"].as_dict(), film=inputs["graphite"].as_dict(), params={})
+        call("hetero_intermat", substrate=inputs["cu"].as_dict(), film=inputs["graphite"].as_dict(), params=INTERMAT)
     assert e.value.code == "ANALYSIS_UNAVAILABLE"
+
+
+def test_intermat_equals_interface_combi_run_directly(inputs):
+    pytest.importorskip("intermat.generate")
+    from intermat.generate import InterfaceCombi
+    from jarvis.core.atoms import Atoms
+
+    def ja(s):
+        return Atoms(lattice_mat=s.lattice.matrix, coords=s.frac_coords, elements=[x.specie.symbol for x in s],
+                     cartesian=False)
+
+    p = INTERMAT
+    info = InterfaceCombi(film_mats=[ja(inputs["graphite"])], subs_mats=[ja(inputs["cu"])], film_indices=[[0, 0, 1]],
+                          subs_indices=[[1, 1, 1]], film_thicknesses=[16.0], subs_thicknesses=[16.0],
+                          seperations=[2.5], vacuum_interface=8.0, max_area=300, max_area_ratio_tol=1.0, ltol=0.08,
+                          atol=1.0, apply_strain=False, disp_intvl=0, lowest_mismatch=True,
+                          from_conventional_structure_film=True, from_conventional_structure_subs=True,
+                          dataset=[None]).generate()[0]
+    want = Atoms.from_dict(info["generated_interface"])
+    got = call("hetero_intermat", substrate=inputs["cu"].as_dict(), film=inputs["graphite"].as_dict(), params=p)
+    assert got["n_atoms"] == want.num_atoms
+    assert got["n_atoms_substrate"] == list(want.props).count("bottom")  # labels, not a 50/50 split
+    assert abs(got["mismatch_u"] - 100 * info["mismatch_u"]) < TOL
+    assert abs(got["area_substrate"] - info["area1"]) < TOL
+    ref = Structure(Lattice(want.lattice_mat), want.elements, want.frac_coords)
+    assert StructureMatcher(primitive_cell=False, attempt_supercell=False).fit(Structure.from_dict(got["structure"]), ref)
 
 
 def test_defect21_lateral_build_uses_the_match_it_is_given(inputs):

@@ -194,6 +194,15 @@ describe("heterostructure routes", () => {
       search_params: SLAB,
     });
     expect([batch.status, batch.body.n_candidates]).toEqual([200, 4]);
+    const im = await post("build-intermat", {
+      substrate: inputs.cu,
+      film: inputs.graphite,
+      params: { substrate_miller: [1, 1, 1] },
+    });
+    expect([im.status, im.body.n_atoms_substrate + im.body.n_atoms_film], JSON.stringify(im.body).slice(0, 300)).toEqual([
+      200,
+      im.body.n_atoms,
+    ]);
     const health = await fetch(`${svc.url}/api/heterostructure/health`);
     expect([health.status, await health.json()]).toEqual([200, { status: "healthy", service: "heterostructure" }]);
   });
@@ -437,6 +446,15 @@ describe("heterostructure routes", () => {
       params: { mode: "slab", max_area: 1200, max_results: 200 },
     });
     const t0 = performance.now();
+    const im = await post("build-intermat", {
+      substrate: inputs.cu,
+      film: inputs.graphite,
+      params: { substrate_miller: [1, 1, 1] },
+    });
+    expect([im.status, im.body.n_atoms_substrate + im.body.n_atoms_film], JSON.stringify(im.body).slice(0, 300)).toEqual([
+      200,
+      im.body.n_atoms,
+    ]);
     const health = await fetch(`${svc.url}/api/health`);
     expect(health.status).toBe(200);
     expect(performance.now() - t0).toBeLessThan(1000);

@@ -7,6 +7,7 @@ import { mountAnalysisPanel } from "./analysis/panel.ts";
 import { setStudioApi } from "./api.ts";
 import { ensureToken } from "./auth.ts";
 import { EXAMPLES, exampleById } from "./examples.ts";
+import { mountHeterostructurePanel } from "./heterostructure/panel.ts";
 import { mountOptimizePanel } from "./optimize/panel.ts";
 import { Studio } from "./studio.ts";
 import { mountTrajectoryPanel } from "./trajectory/panel.ts";
@@ -379,6 +380,7 @@ setStudioApi(studio.api);
 mountOptimizePanel($("optimize-panel"), studio);
 mountAnalysisPanel($("analysis-panel"), studio);
 const trajectories = mountTrajectoryPanel($("trajectory-panel"), studio);
+mountHeterostructurePanel($("heterostructure-panel"), studio);
 setTheme(theme);
 
 // The assistant panel, when that module exists: src/assistant/index.ts exporting mountAssistant(el, api).

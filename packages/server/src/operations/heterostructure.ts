@@ -316,7 +316,9 @@ export const heteroIntermatOp = defineOperation({
   method: "POST",
   path: "/api/heterostructure/build-intermat",
   tag,
-  summary: "Interface by the optional intermat/JARVIS-Tools pipeline (503 ANALYSIS_UNAVAILABLE when it is not installed)",
+  summary: "Interface in one step from two bulk crystals by the intermat/JARVIS-Tools pipeline (optional library)",
+  description:
+    "intermat InterfaceCombi (lowest mismatch, conventional cells), first result. Substrate atoms first (intermat's bottom label), interface_label site property, in-plane coordinates wrapped. strain = 100·√(u² + v² − uv) of intermat's mismatches. Without intermat installed: 503 ANALYSIS_UNAVAILABLE with the install command.",
   input: z.strictObject({
     substrate: PeriodicStructureJSON,
     film: PeriodicStructureJSON,
@@ -324,22 +326,56 @@ export const heteroIntermatOp = defineOperation({
       .strictObject({
         substrate_miller: Miller.default([0, 0, 1]),
         film_miller: Miller.default([0, 0, 1]),
-        substrate_thickness: num(16, "Å"),
-        film_thickness: num(16, "Å"),
-        separation: num(2.5, "Å"),
-        vacuum: num(8, "Å"),
-        max_area: num(300, "Å²"),
-        ltol: num(0.08, "relative length tolerance"),
-        atol: num(1, "angle tolerance"),
-        max_area_ratio_tol: num(1, "area-ratio tolerance"),
+        substrate_thickness: num(16, "Å (2 to 100)"),
+        film_thickness: num(16, "Å (2 to 100)"),
+        separation: num(2.5, "Å gap (0.5 to 10)"),
+        vacuum: num(8, "Å (0 to 60)"),
+        max_area: num(300, "Å² (10 to 5000)"),
+        ltol: num(0.08, "relative length tolerance (0.001 to 0.5)"),
+        atol: num(1, "angle tolerance (0.01 to 10)"),
+        max_area_ratio_tol: num(1, "area-ratio tolerance (0.01 to 2)"),
         apply_strain: z.boolean().default(false),
-        disp_intvl: num(0, "in-plane displacement scan step (0 = none)"),
+        disp_intvl: num(0, "in-plane displacement scan step (0 = none; 0 to 1)"),
       })
       .prefault({}),
   }),
-  output: z.object(BuildResult).passthrough(),
-  errors: [...workerErrors],
-  handler: async ({ params, ...rest }, ctx) => runHetero(ctx, "hetero_intermat", { ...structures(rest), params }),
+  output: z
+    .object({
+      ...BuildResult,
+      strain_components: z.array(z.array(z.number())).optional(),
+      von_mises_strain: z.number().optional(),
+      mismatch_u: z.number(),
+      mismatch_v: z.number(),
+      mismatch_angle: z.number(),
+      area_substrate: z.number(),
+      area_film: z.number(),
+    })
+    .passthrough(),
+  errors: [
+    ...workerErrors,
+    { code: "INVALID_MILLER", when: "a Miller index beyond ±5 or all zero" },
+    { code: "NO_INTERFACE", when: "intermat finds no interface (or does not label substrate and film)" },
+  ],
+  handler: async ({ params, ...rest }, ctx) => {
+    checkSearch({
+      ...params,
+      mode: "bulk",
+      max_area_ratio_tol: 0.09,
+      max_length_tol: 0.03,
+      max_angle_tol: 0.01,
+      max_results: 1,
+      max_area: params.max_area,
+    });
+    inRange(params.substrate_thickness, "params.substrate_thickness", 2, 100);
+    inRange(params.film_thickness, "params.film_thickness", 2, 100);
+    inRange(params.separation, "params.separation", 0.5, 10);
+    inRange(params.vacuum, "params.vacuum", 0, 60);
+    inRange(params.ltol, "params.ltol", 0.001, 0.5);
+    inRange(params.atol, "params.atol", 0.01, 10);
+    inRange(params.max_area_ratio_tol, "params.max_area_ratio_tol", 0.01, 2);
+    inRange(params.disp_intvl, "params.disp_intvl", 0, 1);
+    return runHetero(ctx, "hetero_intermat", { ...structures(rest), params });
+  },
   mcp: "svc_heterostructure_build_intermat",
 });
 

@@ -325,3 +325,20 @@ def test_caps_before_work(inputs):
         call("hetero_build_manual", substrate=inputs["cu111"].as_dict(), film=inputs["graphene"].as_dict(),
              substrate_transform=[[1, 2], [2, 4]], film_transform=[[1, 0], [0, 1]], gap=2, vacuum=20, twist_angle=0)
     assert e.value.code == "INVALID_TRANSFORM"
+
+
+def test_pymatgen_refusals_are_coded_400s_not_500s():
+    from atomstudio_worker.analysis.methods import _hetero as h
+
+    def refuses(params, context, cancel):
+        raise ValueError("The lattice angles alpha or beta of the film slab are not approximately 90 degrees.")
+
+    with pytest.raises(WorkerError) as e:
+        h.guarded(refuses)({}, None, None)
+    assert e.value.code == "INTERFACE_FAILED" and "90 degrees" in e.value.message
+
+    def bug(params, context, cancel):
+        raise KeyError("a bug stays a bug")
+
+    with pytest.raises(KeyError):
+        h.guarded(bug)({}, None, None)

@@ -433,7 +433,7 @@ describe("heterostructure routes", () => {
     ],
   ];
 
-  it.each(rows)("%s, %s: %i %s", async (route, _what, body, status, code) => {
+  it.each(rows)("%s, %s", async (route, _what, body, status, code) => {
     const s = await post("search", { substrate: inputs.ws2, film: inputs.mos2, params: { ...SLAB, max_area: 30 } });
     const r = await post(route, body(inputs, s.body.matches[0]));
     expect([r.status, r.body.code], JSON.stringify(r.body).slice(0, 300)).toEqual([status, code]);

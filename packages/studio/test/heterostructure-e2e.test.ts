@@ -97,6 +97,12 @@ describe.skipIf(!hasChromium)("heterostructure panel in the studio", () => {
       },
     );
     expect(Number(await data(page, "previewAtoms"))).toBe(atoms);
+    const shown = await page.evaluate(
+      () =>
+        (window as unknown as { __atomstudio: { viewer: { structure: { length: number } | null } } }).__atomstudio.viewer
+          .structure?.length,
+    );
+    expect(shown).toBe(atoms);
     expect(await page.evaluate(() => window.atomstudio!.getStructure()?.sites.length)).toBe(3);
 
     // Build: the interface becomes the structure; undo returns to MoS2

@@ -231,6 +231,10 @@ export const ERROR_CODES = {
     status: 400,
     meaning: "a twist angle other than 0: rotating the film inside an unchanged cell breaks periodicity",
   },
+  INTERFACE_FAILED: {
+    status: 400,
+    meaning: "pymatgen refused the heterostructure inputs (a cell it cannot cut, match or stack); the message gives its reason",
+  },
   NO_INTERFACE: { status: 400, meaning: "the intermat pipeline finds no interface for these inputs and tolerances" },
   NO_TERMINATIONS: { status: 400, meaning: "pymatgen finds no termination pair for the Miller indices" },
 } as const satisfies Record<string, ErrorCodeInfo>;

@@ -120,6 +120,7 @@ const workerErrors: ErrorRow[] = [
   { code: "ANALYSIS_UNAVAILABLE", when: "pymatgen is not installed in the analysis worker's Python" },
   { code: "DEADLINE_EXCEEDED", when: "longer than ATOMSTUDIO_ANALYSIS_TIMEOUT_S" },
   { code: "QUEUE_FULL", when: "the analysis worker's queue is full" },
+  { code: "INTERFACE_FAILED", when: "pymatgen refuses the inputs (a cell it cannot cut, match or stack), with its reason" },
 ];
 const matchErrors: ErrorRow[] = [
   { code: "INVALID_TRANSFORM", when: "a transformation that is not a non-singular 2x2 integer matrix (entries within ±100)" },

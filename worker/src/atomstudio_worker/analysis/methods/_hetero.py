@@ -290,3 +290,21 @@ def miller(p: dict[str, Any], key: str) -> tuple[int, int, int]:
 
 def is_finite(*xs: float) -> bool:
     return all(math.isfinite(x) for x in xs)
+
+
+def guarded(run):
+    """pymatgen's refusals (ValueError, singular matrices) on inputs it cannot handle become a coded
+    400 with its short reason, instead of a 500; anything else is still a bug and stays a 500."""
+    import functools
+
+    @functools.wraps(run)
+    def wrapper(params, context, cancel):
+        try:
+            return run(params, context, cancel)
+        except WorkerError:
+            raise
+        except (ValueError, np.linalg.LinAlgError, ZeroDivisionError) as exc:
+            reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+            raise WorkerError("INTERFACE_FAILED", f"the interface cannot be made from these inputs: {reason}") from None
+
+    return wrapper

@@ -72,6 +72,7 @@ def _shifts(p: dict[str, Any], base, n_sub: int) -> list[tuple[str, float, float
     return out[:MAX_CANDIDATES]
 
 
+@h.guarded
 def run(params: dict[str, Any], context, cancel) -> dict[str, Any]:
     h.pymatgen()
     p = params

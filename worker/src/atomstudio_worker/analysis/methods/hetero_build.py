@@ -42,6 +42,7 @@ def build_slab_mode(substrate, film, match: dict[str, Any], gap: float, vacuum: 
     return h.stack_slabs(substrate, film, ts, tf, gap, vacuum, shift, cancel)
 
 
+@h.guarded
 def run(params: dict[str, Any], context, cancel) -> dict[str, Any]:
     from pymatgen.analysis.interfaces.zsl import ZSLMatch
 

@@ -13,6 +13,7 @@ from .hetero_build import _result
 METHOD = "hetero_build_manual"
 
 
+@h.guarded
 def run(params: dict[str, Any], context, cancel) -> dict[str, Any]:
     h.pymatgen()
     substrate = h.structure(params["substrate"], "substrate")

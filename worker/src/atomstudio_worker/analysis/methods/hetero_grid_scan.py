@@ -36,6 +36,7 @@ def _planar_ops(part, symprec: float) -> list[tuple[np.ndarray, np.ndarray]]:
     return out or [(np.eye(2), np.zeros(2))]
 
 
+@h.guarded
 def run(params: dict[str, Any], context, cancel) -> dict[str, Any]:
     from pymatgen.core import Structure
 

@@ -25,6 +25,7 @@ def _jarvis(structure):
                  elements=[site.specie.symbol for site in structure], cartesian=False)
 
 
+@h.guarded
 def run(params: dict[str, Any], context, cancel) -> dict[str, Any]:
     try:
         with warnings.catch_warnings():

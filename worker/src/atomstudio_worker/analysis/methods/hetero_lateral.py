@@ -25,6 +25,7 @@ def lateral_strain(la: float, lb: float) -> float:
     return abs(la - lb) / ((la + lb) / 2.0) * 100.0
 
 
+@h.guarded
 def run(params: dict[str, Any], context, cancel) -> dict[str, Any]:
     from ...errors import WorkerError
 

@@ -15,6 +15,7 @@ from .hetero_lateral import edge_lengths
 METHOD = "hetero_lateral_build"
 
 
+@h.guarded
 def run(params: dict[str, Any], context, cancel) -> dict[str, Any]:
     from pymatgen.core import Lattice, Structure
 

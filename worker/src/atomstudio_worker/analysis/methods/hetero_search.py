@@ -71,6 +71,7 @@ def bulk_unit_vectors(p: dict[str, Any], structure, key: str):
     return slab.lattice.matrix[:2], len(slab)
 
 
+@h.guarded
 def run(params: dict[str, Any], context, cancel) -> dict[str, Any]:
     h.pymatgen()
     p = params["params"]

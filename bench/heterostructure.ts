@@ -70,7 +70,7 @@ for (let round = 0; round < RUNS; round++) {
     inputs,
     runs: 1,
   });
-  for (const [k, v] of Object.entries(py)) (pymatgen[k] ??= []).push(...v);
+  for (const [k, v] of Object.entries(py)) pymatgen[k] = [...(pymatgen[k] ?? []), ...v];
   for (const [name, fn] of Object.entries(cases)) {
     const t = performance.now();
     await fn();

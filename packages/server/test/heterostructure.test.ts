@@ -376,10 +376,10 @@ describe("heterostructure routes", () => {
     ["batch-build", "n_shift 11", (i, m) => ({ substrate: i.ws2, film: i.mos2, match: m, n_shift: 11 }), 400, "OUT_OF_RANGE"],
     [
       "build-intermat",
-      "library missing (defect 20)",
-      (i) => ({ substrate: i.cu, film: i.graphite }),
-      503,
-      "ANALYSIS_UNAVAILABLE",
+      "separation 0",
+      (i) => ({ substrate: i.cu, film: i.graphite, params: { separation: 0 } }),
+      400,
+      "OUT_OF_RANGE",
     ],
     [
       "build-intermat",
@@ -446,15 +446,6 @@ describe("heterostructure routes", () => {
       params: { mode: "slab", max_area: 1200, max_results: 200 },
     });
     const t0 = performance.now();
-    const im = await post("build-intermat", {
-      substrate: inputs.cu,
-      film: inputs.graphite,
-      params: { substrate_miller: [1, 1, 1] },
-    });
-    expect([im.status, im.body.n_atoms_substrate + im.body.n_atoms_film], JSON.stringify(im.body).slice(0, 300)).toEqual([
-      200,
-      im.body.n_atoms,
-    ]);
     const health = await fetch(`${svc.url}/api/health`);
     expect(health.status).toBe(200);
     expect(performance.now() - t0).toBeLessThan(1000);

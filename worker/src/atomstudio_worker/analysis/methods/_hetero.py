@@ -12,7 +12,6 @@ Conventions (packages/server/src/heterostructure/README.md):
 
 from __future__ import annotations
 
-import math
 import time
 from typing import Any
 
@@ -286,10 +285,6 @@ def miller(p: dict[str, Any], key: str) -> tuple[int, int, int]:
     if all(x == 0 for x in m):
         raise WorkerError("INVALID_MILLER", f"{key} is (0, 0, 0)", {"field": key})
     return m  # type: ignore[return-value]
-
-
-def is_finite(*xs: float) -> bool:
-    return all(math.isfinite(x) for x in xs)
 
 
 def guarded(run):

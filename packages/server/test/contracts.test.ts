@@ -48,6 +48,116 @@ const waterMd = { trajectory: file("md/water.pdb.gz"), frames_range: { stop: 20 
 const slab = { structure: cuCell, miller: [1, 1, 1], thickness: 3, vacuum: 10 };
 const emtCell = { structure: cuCell, calculator: "emt" };
 
+/** A 2H-type MX2 monolayer with 20 Å of cell along c (heterostructure examples). */
+const tmd = (metal: string, a: number, dz: number) => ({
+  lattice: {
+    matrix: [
+      [a, 0, 0],
+      [-a / 2, (a * Math.sqrt(3)) / 2, 0],
+      [0, 0, 20],
+    ],
+  },
+  sites: [
+    { species: [{ element: metal, occu: 1 }], abc: [1 / 3, 2 / 3, 0.5] },
+    { species: [{ element: "S", occu: 1 }], abc: [2 / 3, 1 / 3, 0.5 + dz / 20] },
+    { species: [{ element: "S", occu: 1 }], abc: [2 / 3, 1 / 3, 0.5 - dz / 20] },
+  ],
+});
+const hetero = { substrate: tmd("W", 3.153, 1.57), film: tmd("Mo", 3.16, 1.58) };
+const unitMatch = {
+  match_id: 0,
+  film_transformation: [
+    [1, 0],
+    [0, 1],
+  ],
+  substrate_transformation: [
+    [1, 0],
+    [0, 1],
+  ],
+};
+const slabMode = { mode: "slab", max_area: 20 };
+const graphite = {
+  lattice: {
+    matrix: [
+      [2.46, 0, 0],
+      [-1.23, 2.130422, 0],
+      [0, 0, 6.7],
+    ],
+  },
+  sites: [
+    [0, 0, 0.25],
+    [0, 0, 0.75],
+    [1 / 3, 2 / 3, 0.25],
+    [2 / 3, 1 / 3, 0.75],
+  ].map((abc) => ({ species: [{ element: "C", occu: 1 }], abc })),
+};
+const heteroPath = (p: string) => `/api/heterostructure/${p}`;
+const HETERO: Array<[string, string, Example]> = [
+  [
+    "heterostructure_search",
+    "MoS2 on WS2, slabs",
+    { method: "POST", path: heteroPath("search"), body: { ...hetero, params: slabMode } },
+  ],
+  [
+    "heterostructure_build",
+    "1x1 match",
+    { method: "POST", path: heteroPath("build"), body: { ...hetero, match: unitMatch, search_params: slabMode } },
+  ],
+  [
+    "heterostructure_build_manual",
+    "1x1",
+    {
+      method: "POST",
+      path: heteroPath("build-manual"),
+      body: {
+        ...hetero,
+        substrate_transform: [
+          [1, 0],
+          [0, 1],
+        ],
+        film_transform: [
+          [1, 0],
+          [0, 1],
+        ],
+      },
+    },
+  ],
+  [
+    "heterostructure_batch_build",
+    "2x2 shifts",
+    { method: "POST", path: heteroPath("batch-build"), body: { ...hetero, match: unitMatch, n_shift: 2 } },
+  ],
+  [
+    "heterostructure_build_intermat",
+    "graphite on Cu(111)",
+    {
+      method: "POST",
+      path: heteroPath("build-intermat"),
+      body: { substrate: cuCell, film: graphite, params: { substrate_miller: [1, 1, 1] } },
+    },
+  ],
+  [
+    "heterostructure_search_lateral",
+    "MoS2 | WS2",
+    { method: "POST", path: heteroPath("search-lateral"), body: { slab_A: hetero.film, slab_B: hetero.substrate } },
+  ],
+  [
+    "heterostructure_build_lateral",
+    "1 | 1",
+    {
+      method: "POST",
+      path: heteroPath("build-lateral"),
+      body: { slab_A: hetero.film, slab_B: hetero.substrate, match: { n1: 1, n2: 1 } },
+    },
+  ],
+  [
+    "heterostructure_grid_scan",
+    "WS2 split 1 + 2",
+    { method: "POST", path: heteroPath("grid-scan"), body: { heterostructure: hetero.substrate, n_atoms_substrate: 1 } },
+  ],
+  ["heterostructure_health", "answers", { method: "GET", path: heteroPath("health") }],
+];
+
 /** [operation id, what, request]: at least one row for every operation of the registry. */
 const OFFLINE: Array<[string, string, Example]> = [
   ["health", "liveness", { method: "GET", path: "/api/health" }],
@@ -218,6 +328,7 @@ const OFFLINE: Array<[string, string, Example]> = [
   ["md_rmsd", "water O", { method: "POST", path: "/api/md/rmsd", body: { ...waterMd, selection: { elements: ["O"] } } }],
   ["md_hbonds", "water", { method: "POST", path: "/api/md/hbonds", body: waterMd }],
   ["md_clustering", "water frames", { method: "POST", path: "/api/md/clustering", body: { ...waterMd, n_clusters: 2 } }],
+  ...HETERO,
 ];
 
 /** Operations answered by a connected studio (run below in Chromium). */

@@ -7,6 +7,7 @@ import { mountAnalysisPanel } from "./analysis/panel.ts";
 import { setStudioApi } from "./api.ts";
 import { ensureToken } from "./auth.ts";
 import { EXAMPLES, exampleById } from "./examples.ts";
+import { mountHeterostructurePanel } from "./heterostructure/panel.ts";
 import { mountOptimizePanel } from "./optimize/panel.ts";
 import { Studio } from "./studio.ts";
 import { mountTrajectoryPanel } from "./trajectory/panel.ts";
@@ -385,6 +386,7 @@ const trajectories = mountTrajectoryPanel($("trajectory-panel"), studio);
   $("workflows-panel"),
   studio,
 );
+mountHeterostructurePanel($("heterostructure-panel"), studio);
 setTheme(theme);
 
 // The assistant panel, when that module exists: src/assistant/index.ts exporting mountAssistant(el, api).

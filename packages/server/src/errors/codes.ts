@@ -242,6 +242,29 @@ export const ERROR_CODES = {
   WORKFLOW_ALREADY_RUNNING: { status: 409, meaning: "the workflow has a run that has not finished (details.run_id)" },
   JOB_FAILED: { status: 500, meaning: "node error: a queued job failed without a coded reason (its message says why)" },
   INVALID_IDEMPOTENCY_KEY: { status: 400, meaning: "the Idempotency-Key is empty or longer than 200 characters" },
+  // Heterostructures (/api/heterostructure/*)
+  OUT_OF_RANGE: { status: 400, meaning: "a numeric parameter outside its documented range (`details`: field, value, min, max)" },
+  AREA_TOO_LARGE: {
+    status: 400,
+    meaning:
+      "a lattice-match search that would walk too many superlattices (max_area over 400 unit cells, max_length over 1000 edges)",
+  },
+  MATCH_MISMATCH: {
+    status: 400,
+    meaning:
+      "a match whose superlattice vectors are not what its transformations make from the inputs sent (a match of another search)",
+  },
+  INVALID_TRANSFORM: { status: 400, meaning: "a supercell transformation that is not a non-singular 2x2 integer matrix" },
+  TWIST_NOT_COMMENSURATE: {
+    status: 400,
+    meaning: "a twist angle other than 0: rotating the film inside an unchanged cell breaks periodicity",
+  },
+  INTERFACE_FAILED: {
+    status: 400,
+    meaning: "pymatgen refused the heterostructure inputs (a cell it cannot cut, match or stack); the message gives its reason",
+  },
+  NO_INTERFACE: { status: 400, meaning: "the intermat pipeline finds no interface for these inputs and tolerances" },
+  NO_TERMINATIONS: { status: 400, meaning: "pymatgen finds no termination pair for the Miller indices" },
 } as const satisfies Record<string, ErrorCodeInfo>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

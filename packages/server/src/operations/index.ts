@@ -3,6 +3,7 @@ import type { Operation } from "../registry/operation.ts";
 import { analysisOps } from "./analysis.ts";
 import { chatOps } from "./chat.ts";
 import { healthOp } from "./health.ts";
+import { heterostructureOps } from "./heterostructure.ts";
 import { mdOps } from "./md.ts";
 import { optimizeOps } from "./optimize.ts";
 import { structureAnalysis } from "./structure-analysis.ts";
@@ -24,4 +25,5 @@ export const operations: Operation[] = [
   ...analysisOps,
   ...mdOps,
   ...workflowOps,
+  ...heterostructureOps,
 ] as unknown as Operation[];

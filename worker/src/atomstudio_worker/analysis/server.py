@@ -26,6 +26,10 @@ class AnalysisServer(Server):
             import pymatgen.electronic_structure.cohp  # noqa: F401
             import pymatgen.io.lobster  # noqa: F401
             import pymatgen.io.vasp  # noqa: F401
+
+            # heterostructures: ZSL, CoherentInterfaceBuilder (slabs) and spglib (grid-scan symmetry)
+            import pymatgen.analysis.interfaces.coherent_interfaces  # noqa: F401
+            import pymatgen.symmetry.analyzer  # noqa: F401
         except ImportError as exc:  # reported per request as ANALYSIS_UNAVAILABLE
             log.warning("pymatgen is not importable: %s", exc)
         return super().main_loop()

@@ -214,6 +214,27 @@ export const ERROR_CODES = {
   AGENT_ERROR: { status: 502, meaning: "stream event: the agent reported an error" },
   AGENT_WARNING: { status: 200, meaning: "stream event: the agent reported a warning; the run goes on" },
   AGENT_BAD_OUTPUT: { status: 502, meaning: "stream event: the agent printed a line that is not one of its JSON events" },
+  // Adsorption (`/api/adsorption/*`, packages/server/src/adsorption/README.md).
+  INVALID_ADSORPTION_PARAMETER: {
+    status: 400,
+    meaning: "an adsorption parameter outside its documented range (the message names it and the range)",
+  },
+  UNSUPPORTED_PARAMETER: {
+    status: 400,
+    meaning:
+      "a parameter of the earlier alpha-shape site finder set to other than its default: pymatgen's AdsorbateSiteFinder has no equivalent",
+  },
+  NO_SURFACE_SITES: {
+    status: 400,
+    meaning: "no adsorption sites can be found on this structure (e.g. its surface atoms lie on one line)",
+  },
+  INVALID_BINDING_INDEX: { status: 400, meaning: "a binding-atom index outside the adsorbate, or an empty list of them" },
+  ADSORBATE_OVERLAP: {
+    status: 400,
+    meaning:
+      "the placed adsorbate is closer to the slab (periodic images included) than the clearance, and lifting was refused or did not clear it",
+  },
+  NO_SITE_PAIR: { status: 400, meaning: "no two sites are target_distance ± distance_tolerance apart (or fewer than two sites)" },
 } as const satisfies Record<string, ErrorCodeInfo>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -4,7 +4,7 @@
  * in a compact form (lattice rows, one element per site, Cartesian positions) and come back the
  * same way, so the worker never parses the caller's JSON.
  */
-import { electronegativityOrder, fromDict, type SiteSpecies, type Structure, toDict } from "atomstudio-core";
+import { electronegativityOrder, fromDict, type SiteSpecies, type Structure } from "atomstudio-core";
 import { runAnalysis } from "../analysis/service.ts";
 import type { ServiceContext } from "../context.ts";
 import { serviceError } from "../errors/codes.ts";
@@ -78,15 +78,6 @@ export const readStructure = (raw: unknown, field: string, max: number, opts: { 
     });
   return s;
 };
-
-/** The pymatgen dictionary of a compact result. */
-export const structureDict = (c: Compact) =>
-  toDict(
-    fromDict({
-      lattice: c.lattice ? { matrix: c.lattice } : null,
-      sites: c.species.map((element, i) => ({ species: [{ element, occu: 1 }], xyz: c.cart[i] })),
-    }),
-  );
 
 export const runAdsorption = <T>(ctx: ServiceContext, method: string, params: Record<string, unknown>): Promise<T> =>
   runAnalysis<T>(ctx, method, {}, params);

@@ -4,20 +4,22 @@
  * packages/server/src/adsorption/README.md). Unknown fields are refused (422), every range is a
  * coded 400, and nothing falls back silently.
  */
+
+import { structureFormula, type Vec3 } from "atomstudio-core";
 import { z } from "zod";
+import type { DualSite } from "../adsorption/placement.ts";
 import {
   ADSORBATE_MAX_ATOMS,
   ADSORPTION_MAX_ATOMS,
-  type Compact,
   compact,
   DUAL_MAX_SITES,
   readStructure,
   runAdsorption,
-  structureDict,
 } from "../adsorption/service.ts";
+import { compute } from "../compute/service.ts";
 import { serviceError } from "../errors/codes.ts";
 import { defineOperation, type ErrorRow } from "../registry/operation.ts";
-import { StructureJSON, Vec3 } from "../registry/schemas.ts";
+import { StructureJSON, Vec3 as Vec3Schema } from "../registry/schemas.ts";
 
 const tag = "adsorption";
 const KINDS = ["ontop", "bridge", "hollow"] as const;
@@ -191,11 +193,11 @@ const Placement = {
     .describe("closer than clearance: lift along the normal (reported as lift) or answer 400 ADSORBATE_OVERLAP"),
   max_lift: z.number().finite().default(10).describe("Å; most lift allowed before 400 ADSORBATE_OVERLAP; 0 to 20"),
 };
-const placementParams = (p: { auto_rotate: boolean; clearance: number; on_overlap: string; max_lift: number }) => ({
-  auto_rotate: p.auto_rotate,
+const placementParams = (p: { auto_rotate: boolean; clearance: number; on_overlap: "lift" | "error"; max_lift: number }) => ({
+  autoRotate: p.auto_rotate,
   clearance: inRange("clearance", p.clearance, 0, 5),
-  on_overlap: p.on_overlap,
-  max_lift: inRange("max_lift", p.max_lift, 0, 20),
+  onOverlap: p.on_overlap,
+  maxLift: inRange("max_lift", p.max_lift, 0, 20),
 });
 
 /** The slab of a request that names it `slab` or `structure` (one of the two). */
@@ -226,13 +228,6 @@ const unitNormal = (v: readonly number[], field: string): number[] => {
   return v.map((x) => x / n);
 };
 
-interface Placed {
-  structure: Compact;
-  lift: number;
-  min_distance: number;
-  binding_atom_position: number[];
-}
-
 export const adsorptionPlaceOp = defineOperation({
   id: "adsorption_place",
   method: "POST",
@@ -252,8 +247,8 @@ export const adsorptionPlaceOp = defineOperation({
       .optional()
       .describe("binding atoms (0-based)"),
     binding_atom_index: z.number().int().nullable().optional().describe("one binding atom (older form)"),
-    site_position: Vec3.describe("Å, Cartesian: where the binding atoms' centroid goes"),
-    site_normal: Vec3.default([0, 0, 1]).describe("outward normal of the surface at the site"),
+    site_position: Vec3Schema.describe("Å, Cartesian: where the binding atoms' centroid goes"),
+    site_normal: Vec3Schema.default([0, 0, 1]).describe("outward normal of the surface at the site"),
     neighbor_positions: z.null().optional().describe("earlier multidentate alignment: not supported (send null or leave out)"),
     height_offset: z.number().finite().default(0).describe("Å; extra distance along the normal; -5 to 10"),
     ...Placement,
@@ -284,35 +279,38 @@ export const adsorptionPlaceOp = defineOperation({
     const normal = unitNormal(input.site_normal, "site_normal");
     const heightOffset = inRange("height_offset", input.height_offset, -5, 10);
     const extra = placementParams(input);
-    const adsorbate = compact(molecule);
-    const r = await runAdsorption<Placed>(ctx, "adsorption_place", {
-      slab: compact(slab, input.slab ?? input.structure),
-      adsorbate: { ...adsorbate, lattice: null, frac: undefined },
-      binding,
-      site_position: input.site_position,
-      normal,
-      height_offset: heightOffset,
-      ...extra,
-    });
-    const n = slab.length;
+    const placing = placementParams(input);
+    const r = await compute(ctx).run(
+      "adsorptionPlace",
+      {
+        slab: (input.slab ?? input.structure) as Record<string, unknown>,
+        adsorbate: input.adsorbate,
+        binding,
+        site: input.site_position,
+        normal: normal as Vec3,
+        placing: { ...placing, heightOffset },
+      },
+      { signal: ctx.request?.signal },
+    );
+    const formula = structureFormula(molecule);
     return {
-      structure: structureDict(r.structure),
-      slab_atom_count: n,
+      structure: r.structure,
+      slab_atom_count: slab.length,
       adsorbate_atom_count: molecule.length,
-      adsorbate_indices: Array.from({ length: molecule.length }, (_, i) => n + i),
+      adsorbate_indices: r.adsorbate_indices,
       binding_atom_position: r.binding_atom_position,
       lift: r.lift,
       min_distance: r.min_distance,
-      message: `placed ${adsorbate.species.join("")} (${molecule.length} atoms)${r.lift > 0 ? `, lifted ${r.lift.toFixed(2)} Å to clear ${extra.clearance} Å` : ""}; least distance to the slab ${r.min_distance.toFixed(3)} Å`,
+      message: `placed ${formula} (${molecule.length} atoms)${r.lift > 0 ? `, lifted ${r.lift.toFixed(3)} Å to clear ${placing.clearance} Å` : ""}${r.min_distance >= 0 ? `; least distance to the slab ${r.min_distance.toFixed(3)} Å` : ""}`,
     };
   },
   mcp: "svc_adsorption_place",
   assistant: { name: "place_adsorbate", inject: "structure", replacesStructure: true },
 });
 
-const DualSite = z.strictObject({
-  position: Vec3,
-  normal: Vec3.optional().describe("outward normal (default: the slab's a×b normal)"),
+const DualSiteInput = z.strictObject({
+  position: Vec3Schema,
+  normal: Vec3Schema.optional().describe("outward normal (default: the slab's a×b normal)"),
   site_type: z.string().max(32).optional(),
 });
 
@@ -333,7 +331,7 @@ export const adsorptionPlaceDualOp = defineOperation({
     ads2_binding_indices: z.array(z.number().int()).max(ADSORBATE_MAX_ATOMS).default([0]),
     target_distance: z.number().finite().default(3.5).describe("Å; 0 to 50"),
     distance_tolerance: z.number().finite().default(1.5).describe("Å; 0 to 50"),
-    sites: z.array(DualSite).max(DUAL_MAX_SITES).optional().describe("candidate sites; absent: found on the top surface"),
+    sites: z.array(DualSiteInput).max(DUAL_MAX_SITES).optional().describe("candidate sites; absent: found on the top surface"),
     height: z.number().finite().default(1.5).describe("Å; site height when the sites are found here; 0.5 to 5"),
     ...Placement,
   }),
@@ -369,35 +367,41 @@ export const adsorptionPlaceDualOp = defineOperation({
       throw serviceError("MISSING_LATTICE", "without sites, the surface must be a periodic slab to find them", {
         field: "sites",
       });
-    const sites = input.sites?.map((s, i) => ({
-      position: s.position,
-      normal: s.normal ? unitNormal(s.normal, `sites[${i}].normal`) : null,
-      site_type: s.site_type ?? null,
-    }));
-    const r = await runAdsorption<{
-      structure: Compact;
-      ads1_indices: number[];
-      ads2_indices: number[];
-      site1: { position: number[]; type: string | null; index: number };
-      site2: { position: number[]; type: string | null; index: number };
-      site_distance: number;
-      binding_distance: number;
-      lift: number[];
-    }>(ctx, "adsorption_place_dual", {
-      slab: compact(slab, input.slab ?? input.structure),
-      adsorbate1: { ...compact(m1), lattice: null, frac: undefined },
-      adsorbate2: { ...compact(m2), lattice: null, frac: undefined },
-      binding1,
-      binding2,
-      target_distance: target,
-      distance_tolerance: tolerance,
-      height,
-      ...(sites ? { sites } : {}),
-      ...placementParams(input),
-    });
+    const sites: DualSite[] = input.sites
+      ? input.sites.map((s, i) => ({
+          position: s.position,
+          normal: s.normal ? (unitNormal(s.normal, `sites[${i}].normal`) as Vec3) : null,
+          site_type: s.site_type ?? null,
+        }))
+      : (
+          await runAdsorption<{ sites: Array<{ position: Vec3; normal: Vec3; site_type: string }> }>(ctx, "adsorption_sites", {
+            structure: compact(slab, input.slab ?? input.structure),
+            surface: "top",
+            height,
+            positions: [...KINDS],
+            symm_reduce: 0.01,
+            near_reduce: 0.01,
+            surface_height: 0.9,
+            no_obtuse_hollow: true,
+          })
+        ).sites.map((s) => ({ position: s.position, normal: s.normal, site_type: s.site_type }));
+    const r = await compute(ctx).run(
+      "adsorptionPlaceDual",
+      {
+        slab: (input.slab ?? input.structure) as Record<string, unknown>,
+        adsorbate1: input.adsorbate1,
+        adsorbate2: input.adsorbate2,
+        binding1,
+        binding2,
+        sites,
+        target,
+        tolerance,
+        placing: placementParams(input),
+      },
+      { signal: ctx.request?.signal },
+    );
     return {
       ...r,
-      structure: structureDict(r.structure),
       all_adsorbate_indices: [...r.ads1_indices, ...r.ads2_indices],
       message: `sites ${r.site1.index} and ${r.site2.index} are ${r.site_distance.toFixed(3)} Å apart (target ${target} ± ${tolerance}); binding atoms ${r.binding_distance.toFixed(3)} Å apart`,
     };

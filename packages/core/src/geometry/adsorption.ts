@@ -75,9 +75,6 @@ const majorityMass = (s: Structure, i: number): number => {
   return elementInfo(best?.element ?? "")?.mass ?? 1;
 };
 
-/** Lattice translations to try around a wrapped fractional difference: the 27 nearest cells. */
-const IMAGE_SHIFTS: Vec3[] = [-1, 0, 1].flatMap((a) => [-1, 0, 1].flatMap((b) => [-1, 0, 1].map((c) => [a, b, c] as Vec3)));
-
 /**
  * For each adsorbate atom and slab atom, the images to consider: Cartesian offsets (slab atom
  * image minus adsorbate atom) of the wrapped fractional difference and its 26 neighbours, the same
@@ -93,23 +90,26 @@ const forEachImage = (slab: Structure, p: Vec3, visit: (dx: number, dy: number, 
     return;
   }
   const m = lat.matrix;
+  const [m00, m01, m02] = m[0];
+  const [m10, m11, m12] = m[1];
+  const [m20, m21, m22] = m[2];
   const fp = lat.toFractional(p);
   const f = slab.frac;
   for (let j = 0; j < n; j++) {
-    const d0 = [0, 1, 2].map((k) => {
-      const x = (f[3 * j + k] as number) - (fp[k] as number);
-      return x - Math.round(x);
-    });
-    for (const s of IMAGE_SHIFTS) {
-      const a = (d0[0] as number) + s[0];
-      const b = (d0[1] as number) + s[1];
-      const g = (d0[2] as number) + s[2];
-      visit(
-        a * m[0][0] + b * m[1][0] + g * m[2][0],
-        a * m[0][1] + b * m[1][1] + g * m[2][1],
-        a * m[0][2] + b * m[1][2] + g * m[2][2],
-      );
-    }
+    let a0 = (f[3 * j] as number) - fp[0];
+    let b0 = (f[3 * j + 1] as number) - fp[1];
+    let g0 = (f[3 * j + 2] as number) - fp[2];
+    a0 -= Math.round(a0);
+    b0 -= Math.round(b0);
+    g0 -= Math.round(g0);
+    for (let sa = -1; sa <= 1; sa++)
+      for (let sb = -1; sb <= 1; sb++)
+        for (let sg = -1; sg <= 1; sg++) {
+          const a = a0 + sa;
+          const b = b0 + sb;
+          const g = g0 + sg;
+          visit(a * m00 + b * m10 + g * m20, a * m01 + b * m11 + g * m21, a * m02 + b * m12 + g * m22);
+        }
   }
 };
 

@@ -4,10 +4,12 @@
  * slab, it measures in the same run, interleaved:
  *   pymatgen — in-process AdsorbateSiteFinder doing the same work from the same dictionary
  *              (bench/adsorption_reference.py; import not timed)
- *   service  — the HTTP request through the warm analysis worker (the route's whole cost)
- * and prints medians and service/pymatgen (target ≤ 1.3 for work in the worker). BENCH_RUNS rounds
- * (default 7).
+ *   service  — the HTTP request (sites: through the warm analysis worker; place: the compute pool)
+ *   core     — placement by the core's placeAdsorbate in process (what the compute task runs)
+ * and prints medians, service/pymatgen for sites (worker target ≤ 1.3) and pymatgen/core for
+ * placement (core target ≥ 10). BENCH_RUNS rounds (default 7).
  */
+import { fromDict, placeAdsorbate, type Vec3 } from "atomstudio-core";
 import { runPython } from "atomstudio-testkit";
 import { loadConfig } from "../packages/server/src/config.ts";
 import { buildApp } from "../packages/server/src/http/app.ts";
@@ -52,8 +54,20 @@ const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? (s[(s.length - 1) / 2] as number) : ((s[s.length / 2 - 1] as number) + (s[s.length / 2] as number)) / 2;
 };
-const times: Record<string, { sites: number[]; place: number[]; pySites: number[]; pyPlace: number[]; n: number }> = {};
-for (const name of Object.keys(slabs)) times[name] = { sites: [], place: [], pySites: [], pyPlace: [], n: 0 };
+const times: Record<
+  string,
+  { sites: number[]; place: number[]; core: number[]; pySites: number[]; pyPlace: number[]; n: number }
+> = {};
+for (const name of Object.keys(slabs)) times[name] = { sites: [], place: [], core: [], pySites: [], pyPlace: [], n: 0 };
+const co = fromDict(CO);
+/** Mean of 50 in-process placements with the 1.5 Å clearance check (each from the dictionary, as the task starts), ms. */
+const corePlace = (slab: Dict, site: number[], normal: number[]): number => {
+  const reps = 50;
+  const t = performance.now();
+  for (let k = 0; k < reps; k++)
+    placeAdsorbate(fromDict(slab), co, { binding: [0], site: site as Vec3, normal: normal as Vec3, clearance: 1.5 });
+  return (performance.now() - t) / reps;
+};
 for (let round = 0; round < RUNS; round++) {
   const py = await runPython<Record<string, { sites_ms: number; place_ms: number; n_sites: number }>>(
     new URL("./adsorption_reference.py", import.meta.url).pathname,
@@ -75,17 +89,18 @@ for (let round = 0; round < RUNS; round++) {
       site_normal: sites[0]!.normal,
     });
     t.place.push(p.ms);
+    t.core.push(corePlace(slab, sites[0]!.position, sites[0]!.normal));
   }
 }
 await app.close();
 
-console.log(`adsorption: medians of ${RUNS} rounds (ms); service = HTTP request through the warm analysis worker`);
-console.log("slab                 atoms sites | sites: pymatgen service ratio | place: pymatgen service ratio");
+console.log(`adsorption: medians of ${RUNS} rounds (ms); sites through the warm analysis worker, place through the compute pool`);
+console.log("slab                 atoms sites | sites: pymatgen service svc/pmg | place: pymatgen    core pmg/core service");
 for (const [name, t] of Object.entries(times)) {
-  const row = [median(t.pySites), median(t.sites), median(t.pyPlace), median(t.place)];
+  const [ps, ss, pp, cp, sp] = [median(t.pySites), median(t.sites), median(t.pyPlace), median(t.core), median(t.place)];
   console.log(
     `${name.padEnd(20)} ${String(slabs[name]!.sites.length).padStart(5)} ${String(t.n).padStart(5)} | ` +
-      `${row[0]!.toFixed(1).padStart(14)} ${row[1]!.toFixed(1).padStart(7)} ${(row[1]! / row[0]!).toFixed(2).padStart(5)} | ` +
-      `${row[2]!.toFixed(1).padStart(14)} ${row[3]!.toFixed(1).padStart(7)} ${(row[3]! / row[2]!).toFixed(2).padStart(5)}`,
+      `${ps.toFixed(1).padStart(14)} ${ss.toFixed(1).padStart(7)} ${(ss / ps).toFixed(2).padStart(7)} | ` +
+      `${pp.toFixed(2).padStart(14)} ${cp.toFixed(3).padStart(7)} ${(pp / cp).toFixed(1).padStart(8)} ${sp.toFixed(1).padStart(7)}`,
   );
 }

@@ -3,6 +3,7 @@ export * from "./composition.ts";
 export * from "./elements.ts";
 export * from "./errors.ts";
 export * from "./forcefield/uff/index.ts";
+export * from "./geometry/adsorption.ts";
 export * from "./geometry/neighbors.ts";
 export * from "./info.ts";
 export * from "./io/index.ts";

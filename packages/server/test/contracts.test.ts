@@ -329,6 +329,38 @@ const OFFLINE: Array<[string, string, Example]> = [
   ["md_hbonds", "water", { method: "POST", path: "/api/md/hbonds", body: waterMd }],
   ["md_clustering", "water frames", { method: "POST", path: "/api/md/clustering", body: { ...waterMd, n_clusters: 2 } }],
   ...HETERO,
+  [
+    "adsorption_sites",
+    "Cu cell, both surfaces",
+    { method: "POST", path: "/api/adsorption/sites", body: { structure: cuCell, params: { surface: "both" } } },
+  ],
+  [
+    "adsorption_place",
+    "water above Cu",
+    {
+      method: "POST",
+      path: "/api/adsorption/place",
+      body: { slab: cuCell, adsorbate: water, site_position: [0, 0, 5.5], site_normal: [0, 0, 1], clearance: 0 },
+    },
+  ],
+  [
+    "adsorption_place_dual",
+    "two waters on given sites",
+    {
+      method: "POST",
+      path: "/api/adsorption/place-dual",
+      body: {
+        structure: cuCell,
+        adsorbate1: water,
+        adsorbate2: water,
+        sites: [{ position: [0, 0, 5.5] }, { position: [1.805, 1.805, 5.5] }],
+        target_distance: 2.5,
+        distance_tolerance: 1,
+        clearance: 0,
+      },
+    },
+  ],
+  ["adsorption_health", "liveness", { method: "GET", path: "/api/adsorption/health" }],
 ];
 
 /** Operations answered by a connected studio (run below in Chromium). */

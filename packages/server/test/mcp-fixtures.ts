@@ -101,6 +101,17 @@ export const NEEDS_REDIS = new Set(["svc_workflow_create", "svc_workflow_run", "
 
 export const SAMPLES: Record<string, Record<string, unknown>> = {
   svc_workflow_status: { id: "wf_missing" },
+  svc_adsorption_sites: { structure: nacl },
+  svc_adsorption_place: { slab: nacl, adsorbate: water, site_position: [0, 0, 6], site_normal: [0, 0, 1], clearance: 0 },
+  svc_adsorption_place_dual: {
+    slab: nacl,
+    adsorbate1: water,
+    adsorbate2: water,
+    sites: [{ position: [0, 0, 6] }, { position: [2, 2, 6] }],
+    target_distance: 2.8,
+    distance_tolerance: 1,
+    clearance: 0,
+  },
   svc_add_atom: { structure: nacl, element: "Cu", position: [1, 1, 1] },
   svc_add_atoms: {
     structure: water,

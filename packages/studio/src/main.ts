@@ -3,6 +3,7 @@
  * TypeScript and DOM (see README.md for why no framework).
  */
 import { addAtom, deleteAtoms, fromDict, merge, moveAtoms, replaceAtom, type Structure, slab, supercell } from "atomstudio-core";
+import { mountAdsorptionPanel } from "./adsorption/panel.ts";
 import { mountAnalysisPanel } from "./analysis/panel.ts";
 import { setStudioApi } from "./api.ts";
 import { ensureToken } from "./auth.ts";
@@ -387,6 +388,7 @@ const trajectories = mountTrajectoryPanel($("trajectory-panel"), studio);
   studio,
 );
 mountHeterostructurePanel($("heterostructure-panel"), studio);
+mountAdsorptionPanel($("adsorption-panel"), studio);
 setTheme(theme);
 
 // The assistant panel, when that module exists: src/assistant/index.ts exporting mountAssistant(el, api).

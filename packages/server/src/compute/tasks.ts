@@ -22,6 +22,7 @@ import {
   toDict,
 } from "atomstudio-core";
 
+import { placeDualTask, placeTask } from "../adsorption/placement.ts";
 import { type MdAnalysis, mdAnalyses } from "../md/analyses.ts";
 
 type Dict = Record<string, unknown>;
@@ -67,6 +68,8 @@ export const tasks = {
   slab: slabTask,
   parse: parseTask,
   md: ({ analysis, input }: { analysis: MdAnalysis; input: unknown }) => (mdAnalyses[analysis] as (i: unknown) => unknown)(input),
+  adsorptionPlace: placeTask,
+  adsorptionPlaceDual: placeDualTask,
 };
 
 export type ComputeTasks = typeof tasks;

@@ -265,6 +265,27 @@ export const ERROR_CODES = {
   },
   NO_INTERFACE: { status: 400, meaning: "the intermat pipeline finds no interface for these inputs and tolerances" },
   NO_TERMINATIONS: { status: 400, meaning: "pymatgen finds no termination pair for the Miller indices" },
+  // Adsorption (`/api/adsorption/*`, packages/server/src/adsorption/README.md).
+  INVALID_ADSORPTION_PARAMETER: {
+    status: 400,
+    meaning: "an adsorption parameter outside its documented range (the message names it and the range)",
+  },
+  UNSUPPORTED_PARAMETER: {
+    status: 400,
+    meaning:
+      "a parameter of the earlier alpha-shape site finder set to other than its default: pymatgen's AdsorbateSiteFinder has no equivalent",
+  },
+  NO_SURFACE_SITES: {
+    status: 400,
+    meaning: "no adsorption sites can be found on this structure (e.g. its surface atoms lie on one line)",
+  },
+  INVALID_BINDING_INDEX: { status: 400, meaning: "a binding-atom index outside the adsorbate, or an empty list of them" },
+  ADSORBATE_OVERLAP: {
+    status: 400,
+    meaning:
+      "the placed adsorbate is closer to the slab (periodic images included) than the clearance, and lifting was refused or did not clear it",
+  },
+  NO_SITE_PAIR: { status: 400, meaning: "no two sites are target_distance ± distance_tolerance apart (or fewer than two sites)" },
 } as const satisfies Record<string, ErrorCodeInfo>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -1,5 +1,6 @@
 /** Every operation of the service. Adding an operation here gives it a route, OpenAPI entry and tools. */
 import type { Operation } from "../registry/operation.ts";
+import { adsorptionOps } from "./adsorption.ts";
 import { analysisOps } from "./analysis.ts";
 import { chatOps } from "./chat.ts";
 import { healthOp } from "./health.ts";
@@ -26,4 +27,5 @@ export const operations: Operation[] = [
   ...mdOps,
   ...workflowOps,
   ...heterostructureOps,
+  ...adsorptionOps,
 ] as unknown as Operation[];

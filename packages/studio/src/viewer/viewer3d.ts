@@ -51,6 +51,14 @@ export interface Overlay {
   text: string;
 }
 
+/** A clickable point drawn over the structure (e.g. an adsorption site), not an atom. */
+export interface Marker {
+  position: [number, number, number];
+  color: string;
+  radius: number;
+  onClick?: () => void;
+}
+
 /** 3Dmol's Jmol colour of an element (what atoms are drawn in unless overridden). */
 export const defaultElementColor = (element: string): number | undefined =>
   (elementColors.Jmol as Record<string, number>)[element];
@@ -70,6 +78,8 @@ export class MolViewer {
   overlays: Overlay[] = [];
   /** Sites picked for a measurement in progress (drawn as halos). */
   picked: number[] = [];
+  /** Clickable points drawn over the structure (feature panels' candidates, e.g. adsorption sites). */
+  markers: Marker[] = [];
   /** The view after fitting, with no rotation: what reset_camera returns to. */
   #homeView: number[] | null = null;
   /**
@@ -188,6 +198,21 @@ export class MolViewer {
     this.viewer.render();
   }
 
+  /** Replace the clickable markers (an empty list removes them). */
+  setMarkers(markers: Marker[]): void {
+    this.markers = markers;
+    this.#decorate();
+    this.viewer.render();
+  }
+
+  /** Page coordinates (CSS pixels) of a marker's centre. */
+  markerOnScreen(i: number): { x: number; y: number } | null {
+    const m = this.markers[i];
+    if (!m) return null;
+    const [x, y, z] = m.position;
+    return this.viewer.modelToScreen({ x, y, z }) as unknown as { x: number; y: number };
+  }
+
   setSelection(sites: Iterable<number>): void {
     const next = new Set(sites);
     if (next.size === this.selection.size && [...next].every((i) => this.selection.has(i))) return;
@@ -290,6 +315,17 @@ export class MolViewer {
       if (id === undefined) continue;
       const a = scene.atoms[id]!;
       v.addSphere({ center: { x: a.x, y: a.y, z: a.z }, radius: 0.7, color: "#0077cc", opacity: 0.35 } as never);
+    }
+    for (const m of this.markers) {
+      const [x, y, z] = m.position;
+      v.addSphere({
+        center: { x, y, z },
+        radius: m.radius,
+        color: m.color,
+        opacity: 0.85,
+        clickable: !!m.onClick,
+        callback: () => m.onClick?.(),
+      } as never);
     }
     if (o.showForces) {
       const forces: [number, number[]][] = [];

@@ -1,0 +1,116 @@
+/**
+ * The placement tasks of `/api/adsorption/place` and `/place-dual`, run in the compute pool (core
+ * `placeAdsorbate`: pymatgen's add_adsorbate, exact, plus the periodic overlap check). They take
+ * and return plain data, so the answer is the same in a worker thread as in process.
+ */
+import {
+  AtomStudioError,
+  closestSitePair,
+  fromDict,
+  type PlaceOptions,
+  pairDistance,
+  placeAdsorbate,
+  type Structure,
+  toDict,
+  type Vec3,
+} from "atomstudio-core";
+
+type Dict = Record<string, unknown>;
+export type Placing = Omit<PlaceOptions, "binding" | "site" | "normal">;
+
+/** A molecule from any structure dictionary: a lattice, if any, is ignored for geometry. */
+const asMolecule = (d: Dict): Structure => {
+  const s = fromDict(d);
+  return s.lattice ? s.with({ lattice: null }) : s;
+};
+
+const placed = (slabAtoms: number, r: ReturnType<typeof placeAdsorbate>) => ({
+  structure: toDict(r.structure),
+  lift: r.lift,
+  min_distance: Number.isFinite(r.minDistance) ? r.minDistance : -1,
+  binding_atom_position: r.bindingPosition,
+  adsorbate_indices: Array.from({ length: r.structure.length - slabAtoms }, (_, i) => slabAtoms + i),
+});
+
+export const placeTask = (a: { slab: Dict; adsorbate: Dict; binding: number[]; site: Vec3; normal: Vec3; placing: Placing }) => {
+  const slab = fromDict(a.slab);
+  return placed(
+    slab.length,
+    placeAdsorbate(slab, asMolecule(a.adsorbate), { ...a.placing, binding: a.binding, site: a.site, normal: a.normal }),
+  );
+};
+
+export interface DualSite {
+  position: Vec3;
+  normal: Vec3 | null;
+  site_type: string | null;
+}
+
+export const placeDualTask = (a: {
+  slab: Dict;
+  adsorbate1: Dict;
+  adsorbate2: Dict;
+  binding1: number[];
+  binding2: number[];
+  sites: DualSite[];
+  target: number;
+  tolerance: number;
+  placing: Placing;
+}) => {
+  const slab = fromDict(a.slab);
+  if (a.sites.length < 2)
+    throw new AtomStudioError(
+      "NO_SITE_PAIR",
+      `two sites are needed, ${a.sites.length} given or found`,
+      { n_sites: a.sites.length },
+      400,
+    );
+  const pair = closestSitePair(
+    slab.lattice,
+    a.sites.map((s) => s.position),
+    a.target,
+    a.tolerance,
+  );
+  if (!pair)
+    throw new AtomStudioError(
+      "NO_SITE_PAIR",
+      `no two of the ${a.sites.length} sites are ${a.target} ± ${a.tolerance} Å apart`,
+      { n_sites: a.sites.length, target_distance: a.target, distance_tolerance: a.tolerance },
+      400,
+    );
+  // a site without its own normal takes the slab's a×b normal (the top surface's)
+  const slabNormal = (): Vec3 => {
+    if (!slab.lattice) return [0, 0, 1];
+    const [p, q] = slab.lattice.matrix;
+    return [p[1] * q[2] - p[2] * q[1], p[2] * q[0] - p[0] * q[2], p[0] * q[1] - p[1] * q[0]];
+  };
+  const s1 = a.sites[pair.i] as DualSite;
+  const s2 = a.sites[pair.j] as DualSite;
+  const m1 = asMolecule(a.adsorbate1);
+  const m2 = asMolecule(a.adsorbate2);
+  const first = placeAdsorbate(slab, m1, {
+    ...a.placing,
+    heightOffset: 0,
+    binding: a.binding1,
+    site: s1.position,
+    normal: s1.normal ?? slabNormal(),
+  });
+  const second = placeAdsorbate(first.structure, m2, {
+    ...a.placing,
+    heightOffset: 0,
+    binding: a.binding2,
+    site: s2.position,
+    normal: s2.normal ?? slabNormal(),
+  });
+  const n = slab.length;
+  return {
+    structure: toDict(second.structure),
+    ads1_indices: Array.from({ length: m1.length }, (_, i) => n + i),
+    ads2_indices: Array.from({ length: m2.length }, (_, i) => n + m1.length + i),
+    site1: { position: s1.position, type: s1.site_type, index: pair.i },
+    site2: { position: s2.position, type: s2.site_type, index: pair.j },
+    site_distance: pair.distance,
+    binding_distance: pairDistance(slab.lattice, first.bindingPosition, second.bindingPosition),
+    lift: [first.lift, second.lift],
+  };
+};

@@ -1,0 +1,83 @@
+/**
+ * Adsorption through the warm analysis worker (pymatgen's AdsorbateSiteFinder; README.md here).
+ * Structures are read and checked by the core first (400 INVALID_STRUCTURE before any work), sent
+ * in a compact form (lattice rows, one element per site, Cartesian positions) and come back the
+ * same way, so the worker never parses the caller's JSON.
+ */
+import { electronegativityOrder, fromDict, type SiteSpecies, type Structure } from "atomstudio-core";
+import { runAnalysis } from "../analysis/service.ts";
+import type { ServiceContext } from "../context.ts";
+import { serviceError } from "../errors/codes.ts";
+
+/** Most atoms a slab may have for site finding and placement (symmetry analysis and Delaunay grow with it). */
+export const ADSORPTION_MAX_ATOMS = 2000;
+/** Most atoms in one adsorbate molecule. */
+export const ADSORBATE_MAX_ATOMS = 200;
+/** Most candidate sites `place-dual` compares pairwise. */
+export const DUAL_MAX_SITES = 1000;
+
+export interface Compact {
+  lattice: number[][] | null;
+  species: string[];
+  cart: number[][];
+  /** Fractional coordinates of a periodic structure, as the request gave them (`abc`) when it did. */
+  frac?: number[][];
+}
+
+/**
+ * The element that names a site: the highest occupancy, ties to the first in pymatgen's formula
+ * order (electronegativity), so a disordered site always gives the same element. Oxidation states
+ * are dropped: placement is geometry.
+ */
+const siteElement = (species: SiteSpecies): string => {
+  let best = species[0];
+  for (const e of species)
+    if (best && (e.occu > best.occu || (e.occu === best.occu && electronegativityOrder(e.element, best.element) < 0))) best = e;
+  return best?.element ?? "X";
+};
+
+/**
+ * The compact form of a read structure. For a periodic one the fractional coordinates travel too,
+ * taken from the request's own `abc` when every site has it: pymatgen builds its structure from
+ * `abc`, and the Delaunay triangulation of a square or rectangular surface breaks its ties on the
+ * last bit, so the same bits give the same sites as pymatgen run on the same dictionary.
+ */
+export const compact = (s: Structure, raw?: unknown): Compact => {
+  const cart: number[][] = [];
+  for (let i = 0; i < s.length; i++)
+    cart.push([s.cart[3 * i] as number, s.cart[3 * i + 1] as number, s.cart[3 * i + 2] as number]);
+  const out: Compact = {
+    lattice: s.lattice ? s.lattice.matrix.map((row) => [...row]) : null,
+    species: s.species.map(siteElement),
+    cart,
+  };
+  if (s.lattice) {
+    const given = (raw as { sites?: Array<{ abc?: unknown }> } | undefined)?.sites?.map((site) => site.abc);
+    const f = s.frac;
+    out.frac =
+      given?.length === s.length && given.every((a) => Array.isArray(a) && a.length === 3 && a.every(Number.isFinite))
+        ? (given as number[][])
+        : cart.map((_, i) => [f[3 * i] as number, f[3 * i + 1] as number, f[3 * i + 2] as number]);
+  }
+  return out;
+};
+
+/** Read a request structure with the core and cap it before any work. */
+export const readStructure = (raw: unknown, field: string, max: number, opts: { periodic?: boolean } = {}): Structure => {
+  const s = fromDict(raw);
+  if (s.length === 0) throw serviceError("INVALID_STRUCTURE", `${field} has no atoms`, { field });
+  if (s.length > max)
+    throw serviceError("TOO_MANY_ATOMS", `${field} has ${s.length} atoms; adsorption takes at most ${max}`, {
+      field,
+      n_atoms: s.length,
+      limit: max,
+    });
+  if (opts.periodic && !s.lattice)
+    throw serviceError("MISSING_LATTICE", `${field} is a molecule; this needs a periodic slab (a structure with a lattice)`, {
+      field,
+    });
+  return s;
+};
+
+export const runAdsorption = <T>(ctx: ServiceContext, method: string, params: Record<string, unknown>): Promise<T> =>
+  runAnalysis<T>(ctx, method, {}, params);

@@ -1,0 +1,104 @@
+"""For the adsorption methods: pymatgen's `AdsorbateSiteFinder` on one or both surfaces of a slab.
+(Placement is exact geometry and runs in the core: packages/core/src/geometry/adsorption.ts.)
+
+Coordinates are Cartesian Å throughout. The service validates structures (core `fromDict`) and
+caps atoms before anything reaches here; errors here are coded for 400 answers."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+from ..store import unavailable
+
+# pymatgen's names for the kinds it finds, and the site_type names the routes answer
+PYMATGEN_KINDS = ("ontop", "bridge", "hollow")
+IMAGES = range(-3, 4)
+
+
+def pymatgen():
+    try:
+        import pymatgen.analysis.adsorption  # noqa: F401
+    except ImportError as exc:
+        raise unavailable("pymatgen", exc) from None
+
+
+def structure(d: dict):
+    """The service's compact form `{lattice: 3×3 rows or null, species: [symbol], cart: [[x,y,z]], frac?}`
+    (already validated, disorder resolved to the majority element) as a pymatgen Structure/Molecule."""
+    from pymatgen.core import Lattice, Molecule, Structure
+
+    if d.get("lattice") is not None:
+        if d.get("frac") is not None:  # the caller's own fractional numbers: pymatgen's bits exactly
+            return Structure(Lattice(d["lattice"]), d["species"], d["frac"])
+        return Structure(Lattice(d["lattice"]), d["species"], d["cart"], coords_are_cartesian=True)
+    return Molecule(d["species"], d["cart"], charge=0, spin_multiplicity=None)
+
+
+def slab_normal(slab) -> np.ndarray:
+    """pymatgen's `get_mi_vec`: the unit normal to the a-b plane (the top surface's outward normal)."""
+    m = slab.lattice.matrix
+    n = np.cross(m[0], m[1])
+    return n / np.linalg.norm(n)
+
+
+def _neighbours(slab, surface_idx: list[int], base: np.ndarray, normal: np.ndarray, kind: str):
+    """Surface atoms around a site, nearest first in the surface plane (periodic images in a and b,
+    so an index repeats when the site touches an atom and its image). top: the atom under it;
+    otherwise the 2 (bridge) or 3 (hollow) nearest and any tied with the last (1 %)."""
+    m = slab.lattice.matrix
+    # every image is its own candidate: a bridge may join an atom to its image; slab cells are often
+    # oblique (b = -a + …), so ±1 cell misses nearest images
+    shifts = np.array([da * m[0] + db * m[1] for da in IMAGES for db in IMAGES])
+    idx = np.asarray(surface_idx)
+    d = slab.cart_coords[idx][:, None, :] + shifts[None, :, :] - base
+    d = d - (d @ normal)[..., None] * normal
+    r = np.linalg.norm(d, axis=2)
+    cand = sorted(zip(r.ravel().tolist(), np.repeat(idx, len(shifts)).tolist(), strict=True))
+    if kind == "ontop":
+        return [cand[0][1]], "top"
+    need = 2 if kind == "bridge" else 3
+    edge = cand[min(need, len(cand)) - 1][0]
+    chosen = [i for r, i in cand if r <= edge * 1.01 + 1e-6][:6]
+    site_type = {2: "bridge", 3: "hollow3"}.get(len(chosen), "hollow4")
+    return chosen, site_type
+
+
+def find_sites(slab, surface: str, distance: float, positions: list[str], symm_reduce: float,
+               near_reduce: float, surface_height: float, no_obtuse_hollow: bool) -> list[dict[str, Any]]:
+    """`AdsorbateSiteFinder(slab, height=surface_height, mi_vec=±n).find_adsorption_sites(...)`
+    for the top surface, the bottom one (normal reversed), or both; one record per site."""
+    from pymatgen.analysis.adsorption import AdsorbateSiteFinder
+
+    n = slab_normal(slab)
+    sides = {"top": [1.0], "bottom": [-1.0], "both": [1.0, -1.0]}[surface]
+    out: list[dict[str, Any]] = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for sign in sides:
+            normal = sign * n
+            asf = AdsorbateSiteFinder(slab, height=surface_height, mi_vec=list(normal))
+            found = asf.find_adsorption_sites(distance=distance, put_inside=True, symm_reduce=symm_reduce,
+                                              near_reduce=near_reduce, positions=tuple(positions),
+                                              no_obtuse_hollow=no_obtuse_hollow)
+            props = asf.slab.site_properties["surface_properties"]
+            surface_idx = [i for i, p in enumerate(props) if p == "surface"]
+            for kind in positions:
+                for pos in found[kind]:
+                    pos = np.asarray(pos, dtype=float)
+                    idx, site_type = _neighbours(slab, surface_idx, pos - distance * normal, normal, kind)
+                    elements = [slab[i].specie.symbol for i in idx]
+                    out.append({
+                        "position": pos.tolist(),
+                        "site_type": site_type,
+                        "pymatgen_kind": kind,
+                        "surface": "top" if sign > 0 else "bottom",
+                        "normal": normal.tolist(),
+                        "neighbor_indices": idx,
+                        "neighbor_elements": elements,
+                        "env_signature": "-".join(sorted(elements)),
+                        "height": distance,
+                    })
+    return out

@@ -4,11 +4,11 @@ every VASP and LOBSTER file of the shared test data, plain, gzipped and bzip2-co
 
 from __future__ import annotations
 
-import base64
 import bz2
 import gzip
 import hashlib
 import os
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -55,14 +55,25 @@ def variants(tmp_path_factory) -> dict[tuple[str, str], Path]:
     return out
 
 
+# The service's upload store as the worker sees it: one private folder, files under their sha256.
+FILES = tempfile.mkdtemp(prefix="atomstudio-files-")
+
+
+def _data(raw: bytes) -> dict:
+    """A file as the service hands it over: written into its folder, named by path and sha256."""
+    sha = hashlib.sha256(raw).hexdigest()
+    path = os.path.join(FILES, sha)
+    with open(path, "wb") as out:
+        out.write(raw)
+    return {"sha256": sha, "path": path}
+
+
 def spec(path: Path, filename: str | None = None) -> dict:
-    raw = path.read_bytes()
-    return {"sha256": hashlib.sha256(raw).hexdigest(), "data": base64.b64encode(raw).decode(),
-            "filename": filename or path.name}
+    return {**_data(path.read_bytes()), "filename": filename or path.name}
 
 
 def call(method: str, params: dict, ctx: Context | None = None) -> dict:
-    return METHODS[method](params, ctx or Context(), None)
+    return METHODS[method](params, ctx or Context(files_root=FILES), None)
 
 
 def close(a, b) -> None:
@@ -226,12 +237,11 @@ def test_cohp_lobsterpy_summary(variants):
 
 
 def test_repeated_request_does_not_parse_again(variants):
-    ctx = Context()
+    ctx = Context(files_root=FILES)
     params = {"files": {"vasprun": spec(variants[(UNIFORM, "gzip")])}}
     call("dos", params, ctx)
     misses = ctx.misses
-    sha_only = {"files": {"vasprun": {"sha256": params["files"]["vasprun"]["sha256"]}}, "sigma_ev": 0.2}
-    call("dos", sha_only, ctx)
+    call("dos", {**params, "sigma_ev": 0.2}, ctx)
     assert ctx.misses == misses and ctx.hits >= 1
 
 
@@ -264,12 +274,42 @@ ERRORS = [
      "MISSING_FILE"),
     ("decompression bomb", "dos", lambda v: {"files": {"vasprun": _data(gzip.compress(b"\0" * 5_000_000))},
                                              "max_file_bytes": 1_000_000}, "FILE_TOO_LARGE"),
-    ("file not held, no data", "dos", lambda v: {"files": {"vasprun": {"sha256": "0" * 64}}}, "NEED_FILES"),
+    # the worker reads only files the service wrote into its folder, whatever path a request names
+    ("no path", "dos", lambda v: {"files": {"vasprun": {"sha256": "0" * 64}}}, "MALFORMED_REQUEST"),
+    ("path outside the store", "dos", lambda v: {"files": {"vasprun": {"sha256": "0" * 64, "path": str(v[(UNIFORM, "plain")])}}},
+     "MALFORMED_REQUEST"),
+    ("relative path", "dos", lambda v: {"files": {"vasprun": {"sha256": "0" * 64, "path": "vasprun.xml"}}},
+     "MALFORMED_REQUEST"),
+    ("path climbing out with ..", "dos", lambda v: {"files": {"vasprun": {
+        "sha256": "0" * 64, "path": os.path.join(FILES, "..", os.path.basename(FILES), _data(b"x")["sha256"])}}},
+     "MALFORMED_REQUEST"),
+    ("link in the store to a file outside", "dos", lambda v: {"files": {"vasprun": {
+        "sha256": "0" * 64, "path": _link_in_store(v[(UNIFORM, "plain")])}}}, "MALFORMED_REQUEST"),
+    ("folder in the store", "dos", lambda v: {"files": {"vasprun": {"sha256": "0" * 64, "path": _folder_in_store()}}},
+     "MALFORMED_REQUEST"),
+    ("file in a subfolder of the store", "dos", lambda v: {"files": {"vasprun": {
+        "sha256": "0" * 64, "path": _file_in_subfolder(_plain(UNIFORM))}}}, "MALFORMED_REQUEST"),
 ]
 
 
-def _data(raw: bytes) -> dict:
-    return {"sha256": hashlib.sha256(raw).hexdigest(), "data": base64.b64encode(raw).decode()}
+def _link_in_store(target: Path) -> str:
+    link = os.path.join(FILES, "link-" + "a" * 8)
+    if not os.path.islink(link):
+        os.symlink(target, link)
+    return link
+
+
+def _folder_in_store() -> str:
+    folder = os.path.join(FILES, "folder")
+    os.makedirs(folder, exist_ok=True)
+    return folder
+
+
+def _file_in_subfolder(raw: bytes) -> str:
+    path = os.path.join(_folder_in_store(), "vasprun.xml")
+    with open(path, "wb") as out:
+        out.write(raw)
+    return path
 
 
 def _without_pdos() -> bytes:

@@ -107,6 +107,35 @@ def test_bands_equal_pymatgen(variants, comp):
     assert gap["energy"] == pytest.approx(0.6143, abs=1e-4)
 
 
+# Fat bands: a projection group equals pymatgen's own helpers. [group, pymatgen's value of one (spin, band, k)]
+FAT_BANDS = [
+    ({"elements": ["Si"]}, lambda el, elorb, s, b, k: el[s][b][k]["Si"]),
+    ({"elements": ["Si"], "orbitals": ["s"]}, lambda el, elorb, s, b, k: elorb[s][b][k]["Si"]["s"]),
+    ({"elements": ["Si"], "orbitals": ["p"]}, lambda el, elorb, s, b, k: elorb[s][b][k]["Si"]["p"]),
+    ({"elements": ["Si"], "orbitals": ["d"]}, lambda el, elorb, s, b, k: elorb[s][b][k]["Si"]["d"]),
+    ({"elements": ["Si"], "orbitals": ["s", "p"]},
+     lambda el, elorb, s, b, k: elorb[s][b][k]["Si"]["s"] + elorb[s][b][k]["Si"]["p"]),
+]
+
+
+@pytest.mark.parametrize("comp", ["plain", "gzip"])
+def test_fat_bands_equal_pymatgen_projections_on_elements_and_orbitals(variants, comp):
+    vpath, kpath = variants[(BANDS, comp)], variants[(KPOINTS, "plain")]
+    groups = [{"label": f"group {i}", **g} for i, (g, _) in enumerate(FAT_BANDS)]
+    got = call("bands", {"files": {"vasprun": spec(vpath), "kpoints": spec(kpath)}, "emin": -1e9, "emax": 1e9,
+                         "projections": groups})
+    vr = BSVasprun(str(vpath), parse_projected_eigen=True, parse_potcar_file=False)
+    bs = vr.get_band_structure(str(kpath), efermi="smart", line_mode=True)
+    by_el = bs.get_projection_on_elements()
+    by_el_orb = bs.get_projections_on_elements_and_orbitals({"Si": ["s", "p", "d"]})
+    assert got["band_indices"] == list(range(bs.nb_bands))
+    for n, (_, value) in enumerate(FAT_BANDS):
+        assert got["projections"][n]["label"] == f"group {n}"
+        for spin, key in ((Spin.up, "up"), (Spin.down, "down")):
+            expected = [[value(by_el, by_el_orb, spin, b, k) for k in range(len(bs.kpoints))] for b in range(bs.nb_bands)]
+            close(got["projections"][n][key], expected)
+
+
 @pytest.mark.parametrize(("efermi", "expected"), [("smart", "smart"), ("vasprun", None), (5.9, 5.9)])
 def test_bands_efermi_choice(variants, efermi, expected):
     vpath, kpath = variants[(BANDS, "gzip")], variants[(KPOINTS, "plain")]

@@ -86,7 +86,8 @@ def _open_given(name: str, spec: dict[str, Any], root: str | None) -> int:
     non-regular files (checked on the opened descriptor, so a swap after the check changes nothing)."""
     path = spec.get("path")
     if not root or not isinstance(path, str) or not os.path.isabs(path):
-        raise WorkerError("MALFORMED_REQUEST", f"files.{name}: no file of the service's store", {"fields": [f"files.{name}"]})
+        raise WorkerError("MALFORMED_REQUEST", f"files.{name}: no file of the service's store",
+                          {"fields": [f"files.{name}"]})
     # directly in the folder (no `..`, no subfolder such as a worker's own), the last component not a link
     if os.path.dirname(os.path.normpath(path)) != os.path.normpath(root) or os.path.normpath(path) != path:
         raise WorkerError("MALFORMED_REQUEST", f"files.{name}: not a file of the service's store",

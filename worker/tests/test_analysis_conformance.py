@@ -8,6 +8,8 @@ import bz2
 import gzip
 import hashlib
 import os
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -272,6 +274,15 @@ def test_repeated_request_does_not_parse_again(variants):
     misses = ctx.misses
     call("dos", {**params, "sigma_ev": 0.2}, ctx)
     assert ctx.misses == misses and ctx.hits >= 1
+
+
+def test_a_dead_workers_decompressed_copies_are_removed_by_its_successor():
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    leftover = os.path.join(FILES, f"worker-{dead.pid}-abc")
+    os.makedirs(leftover)
+    alive = Context(files_root=FILES).store.own
+    assert not os.path.exists(leftover) and os.path.isdir(alive)
 
 
 # [name, method, params builder, code]

@@ -103,12 +103,29 @@ def _open_given(name: str, spec: dict[str, Any], root: str | None) -> int:
     return fd
 
 
+def _remove_dead_workers_folders(root: str) -> None:
+    """A worker killed at a deadline leaves its decompressed copies behind: its successor removes them."""
+    for entry in os.listdir(root):
+        parts = entry.split("-")
+        if len(parts) < 3 or parts[0] != "worker" or not parts[1].isdigit():
+            continue
+        try:
+            os.kill(int(parts[1]), 0)
+        except ProcessLookupError:
+            shutil.rmtree(os.path.join(root, entry), ignore_errors=True)
+        except OSError:
+            pass
+
+
 class FileStore:
     """Decompressed copies of compressed files, by the sha256 of the bytes as sent; oldest leave first."""
 
     def __init__(self, root: str | None, keep: int = 16):
         self.root = root
-        self.own = tempfile.mkdtemp(prefix="worker-", dir=root if root and os.path.isdir(root) else None)
+        inside = root if root and os.path.isdir(root) else None
+        if inside:
+            _remove_dead_workers_folders(inside)
+        self.own = tempfile.mkdtemp(prefix=f"worker-{os.getpid()}-", dir=inside)
         os.chmod(self.own, 0o700)
         self.keep = keep
         self.files: OrderedDict[str, str] = OrderedDict()

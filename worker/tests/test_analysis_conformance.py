@@ -4,11 +4,13 @@ every VASP and LOBSTER file of the shared test data, plain, gzipped and bzip2-co
 
 from __future__ import annotations
 
-import base64
 import bz2
 import gzip
 import hashlib
 import os
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -55,14 +57,25 @@ def variants(tmp_path_factory) -> dict[tuple[str, str], Path]:
     return out
 
 
+# The service's upload store as the worker sees it: one private folder, files under their sha256.
+FILES = tempfile.mkdtemp(prefix="atomstudio-files-")
+
+
+def _data(raw: bytes) -> dict:
+    """A file as the service hands it over: written into its folder, named by path and sha256."""
+    sha = hashlib.sha256(raw).hexdigest()
+    path = os.path.join(FILES, sha)
+    with open(path, "wb") as out:
+        out.write(raw)
+    return {"sha256": sha, "path": path}
+
+
 def spec(path: Path, filename: str | None = None) -> dict:
-    raw = path.read_bytes()
-    return {"sha256": hashlib.sha256(raw).hexdigest(), "data": base64.b64encode(raw).decode(),
-            "filename": filename or path.name}
+    return {**_data(path.read_bytes()), "filename": filename or path.name}
 
 
 def call(method: str, params: dict, ctx: Context | None = None) -> dict:
-    return METHODS[method](params, ctx or Context(), None)
+    return METHODS[method](params, ctx or Context(files_root=FILES), None)
 
 
 def close(a, b) -> None:
@@ -94,6 +107,35 @@ def test_bands_equal_pymatgen(variants, comp):
     labels = [t["label"] for t in got["kpath"]["ticks"]]
     assert labels == ["\\Gamma", "X", "W", "K", "\\Gamma", "L", "U", "W", "L", "K|U", "X"]
     assert gap["energy"] == pytest.approx(0.6143, abs=1e-4)
+
+
+# Fat bands: a projection group equals pymatgen's own helpers. [group, pymatgen's value of one (spin, band, k)]
+FAT_BANDS = [
+    ({"elements": ["Si"]}, lambda el, elorb, s, b, k: el[s][b][k]["Si"]),
+    ({"elements": ["Si"], "orbitals": ["s"]}, lambda el, elorb, s, b, k: elorb[s][b][k]["Si"]["s"]),
+    ({"elements": ["Si"], "orbitals": ["p"]}, lambda el, elorb, s, b, k: elorb[s][b][k]["Si"]["p"]),
+    ({"elements": ["Si"], "orbitals": ["d"]}, lambda el, elorb, s, b, k: elorb[s][b][k]["Si"]["d"]),
+    ({"elements": ["Si"], "orbitals": ["s", "p"]},
+     lambda el, elorb, s, b, k: elorb[s][b][k]["Si"]["s"] + elorb[s][b][k]["Si"]["p"]),
+]
+
+
+@pytest.mark.parametrize("comp", ["plain", "gzip"])
+def test_fat_bands_equal_pymatgen_projections_on_elements_and_orbitals(variants, comp):
+    vpath, kpath = variants[(BANDS, comp)], variants[(KPOINTS, "plain")]
+    groups = [{"label": f"group {i}", **g} for i, (g, _) in enumerate(FAT_BANDS)]
+    got = call("bands", {"files": {"vasprun": spec(vpath), "kpoints": spec(kpath)}, "emin": -1e9, "emax": 1e9,
+                         "projections": groups})
+    vr = BSVasprun(str(vpath), parse_projected_eigen=True, parse_potcar_file=False)
+    bs = vr.get_band_structure(str(kpath), efermi="smart", line_mode=True)
+    by_el = bs.get_projection_on_elements()
+    by_el_orb = bs.get_projections_on_elements_and_orbitals({"Si": ["s", "p", "d"]})
+    assert got["band_indices"] == list(range(bs.nb_bands))
+    for n, (_, value) in enumerate(FAT_BANDS):
+        assert got["projections"][n]["label"] == f"group {n}"
+        for spin, key in ((Spin.up, "up"), (Spin.down, "down")):
+            expected = [[value(by_el, by_el_orb, spin, b, k) for k in range(len(bs.kpoints))] for b in range(bs.nb_bands)]
+            close(got["projections"][n][key], expected)
 
 
 @pytest.mark.parametrize(("efermi", "expected"), [("smart", "smart"), ("vasprun", None), (5.9, 5.9)])
@@ -226,13 +268,21 @@ def test_cohp_lobsterpy_summary(variants):
 
 
 def test_repeated_request_does_not_parse_again(variants):
-    ctx = Context()
+    ctx = Context(files_root=FILES)
     params = {"files": {"vasprun": spec(variants[(UNIFORM, "gzip")])}}
     call("dos", params, ctx)
     misses = ctx.misses
-    sha_only = {"files": {"vasprun": {"sha256": params["files"]["vasprun"]["sha256"]}}, "sigma_ev": 0.2}
-    call("dos", sha_only, ctx)
+    call("dos", {**params, "sigma_ev": 0.2}, ctx)
     assert ctx.misses == misses and ctx.hits >= 1
+
+
+def test_a_dead_workers_decompressed_copies_are_removed_by_its_successor():
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    leftover = os.path.join(FILES, f"worker-{dead.pid}-abc")
+    os.makedirs(leftover)
+    alive = Context(files_root=FILES).store.own
+    assert not os.path.exists(leftover) and os.path.isdir(alive)
 
 
 # [name, method, params builder, code]
@@ -264,12 +314,42 @@ ERRORS = [
      "MISSING_FILE"),
     ("decompression bomb", "dos", lambda v: {"files": {"vasprun": _data(gzip.compress(b"\0" * 5_000_000))},
                                              "max_file_bytes": 1_000_000}, "FILE_TOO_LARGE"),
-    ("file not held, no data", "dos", lambda v: {"files": {"vasprun": {"sha256": "0" * 64}}}, "NEED_FILES"),
+    # the worker reads only files the service wrote into its folder, whatever path a request names
+    ("no path", "dos", lambda v: {"files": {"vasprun": {"sha256": "0" * 64}}}, "MALFORMED_REQUEST"),
+    ("path outside the store", "dos", lambda v: {"files": {"vasprun": {"sha256": "0" * 64, "path": str(v[(UNIFORM, "plain")])}}},
+     "MALFORMED_REQUEST"),
+    ("relative path", "dos", lambda v: {"files": {"vasprun": {"sha256": "0" * 64, "path": "vasprun.xml"}}},
+     "MALFORMED_REQUEST"),
+    ("path climbing out with ..", "dos", lambda v: {"files": {"vasprun": {
+        "sha256": "0" * 64, "path": os.path.join(FILES, "..", os.path.basename(FILES), _data(b"x")["sha256"])}}},
+     "MALFORMED_REQUEST"),
+    ("link in the store to a file outside", "dos", lambda v: {"files": {"vasprun": {
+        "sha256": "0" * 64, "path": _link_in_store(v[(UNIFORM, "plain")])}}}, "MALFORMED_REQUEST"),
+    ("folder in the store", "dos", lambda v: {"files": {"vasprun": {"sha256": "0" * 64, "path": _folder_in_store()}}},
+     "MALFORMED_REQUEST"),
+    ("file in a subfolder of the store", "dos", lambda v: {"files": {"vasprun": {
+        "sha256": "0" * 64, "path": _file_in_subfolder(_plain(UNIFORM))}}}, "MALFORMED_REQUEST"),
 ]
 
 
-def _data(raw: bytes) -> dict:
-    return {"sha256": hashlib.sha256(raw).hexdigest(), "data": base64.b64encode(raw).decode()}
+def _link_in_store(target: Path) -> str:
+    link = os.path.join(FILES, "link-" + "a" * 8)
+    if not os.path.islink(link):
+        os.symlink(target, link)
+    return link
+
+
+def _folder_in_store() -> str:
+    folder = os.path.join(FILES, "folder")
+    os.makedirs(folder, exist_ok=True)
+    return folder
+
+
+def _file_in_subfolder(raw: bytes) -> str:
+    path = os.path.join(_folder_in_store(), "vasprun.xml")
+    with open(path, "wb") as out:
+        out.write(raw)
+    return path
 
 
 def _without_pdos() -> bytes:

@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { ServiceConfig } from "./config.ts";
+import type { ReceivedFile } from "./http/uploads.ts";
 
 /**
  * The services plugins register (viewer relay, chat, calculator pool, …), typed. A module that
@@ -22,8 +23,13 @@ export interface Closable {
 export interface ServiceContext {
   config: ServiceConfig;
   log: FastifyBaseLogger;
-  /** Per-request values an operation may need (viewer client id, abort signal). */
-  request?: { headers: Record<string, string | string[] | undefined>; query: Record<string, unknown>; signal?: AbortSignal };
+  /** Per-request values an operation may need (viewer client id, abort signal, files a multipart body streamed to disk). */
+  request?: {
+    headers: Record<string, string | string[] | undefined>;
+    query: Record<string, unknown>;
+    signal?: AbortSignal;
+    uploads?: ReadonlyMap<string, ReceivedFile>;
+  };
   services: Partial<Services>;
 }
 

@@ -247,7 +247,7 @@ describe("electronic-structure analysis", () => {
     expect([res.status, res.body.code]).toEqual([400, "NO_PROJECTIONS"]);
   });
 
-  it("a replaced worker is sent the files again (NEED_FILES), and the answer is the same", async () => {
+  it("a replaced worker reads the files from the service's store again, and the answer is the same", async () => {
     const { app, ctx } = await buildApp({ config: testConfig() });
     try {
       const payload = { vasprun: file(UNIFORM), emin: -3, emax: 3 };

@@ -1,7 +1,8 @@
 /**
  * The electronic-structure panel in the real studio (headless Chromium) against the real service
  * and analysis worker: drop the shared Si band file with its KPOINTS on the page, and the plot's
- * tick labels and the gap shown are the API's; the DOS and the structure come along; dropping
+ * tick labels and the gap shown are the API's; the DOS and the structure come along; fat bands
+ * chosen per element and orbital draw the API's projection weights on the band lines; dropping
  * the NaCl LOBSTER files gives the ICOHP table; the exports are a PNG and a CSV.
  */
 import { readFileSync } from "node:fs";
@@ -69,6 +70,52 @@ describe.skipIf(!hasChromium)("electronic-structure plots in the studio", () => 
     ).toEqual(["Si"]);
     const sites = await page.evaluate(() => (window.atomstudio?.getStructure() as { sites: unknown[] } | null)?.sites.length);
     expect(sites).toBe(2);
+  });
+
+  // [choice in the list, projection group the API is asked for]
+  const fatRows: Array<[string, Record<string, string[]>]> = [
+    ["Si", { elements: ["Si"] }],
+    ["Si p", { elements: ["Si"], orbitals: ["p"] }],
+    ["Si s", { elements: ["Si"], orbitals: ["s"] }],
+  ];
+  it.each(fatRows)("fat bands %s: the API's projection weights drawn on the band lines", async (choice, group) => {
+    const api = (await (
+      await fetch(`${svc.url}/api/bands`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          vasprun: { content: b64("vasp/vasprun_Si_bands.xml.gz"), encoding: "base64" },
+          kpoints: { content: readFileSync(testdataPath("vasp/KPOINTS_Si_bands"), "utf8") },
+          emin: -20,
+          emax: 20,
+          projections: [group],
+        }),
+      })
+    ).json()) as { projections: Array<{ up: number[][]; down?: number[][] }> };
+    const p = api.projections[0] as { up: number[][]; down?: number[][] };
+    const apiSum = [...p.up, ...(p.down ?? [])].flat().reduce((a, b) => a + b, 0);
+    const canvas = () => page.$eval("#analysis-bands canvas", (c) => (c as HTMLCanvasElement).toDataURL());
+    const before = await canvas();
+    const options = await page.$$eval("#analysis-fat option", (os) => os.map((o) => o.textContent));
+    expect(options).toEqual(["none", "Si", "Si s", "Si p", "Si d"]);
+    await page.selectOption("#analysis-fat", { label: choice });
+    await page.waitForFunction(
+      (label) => JSON.parse((document.getElementById("analysis-bands") as HTMLElement).dataset.fat ?? "{}").label === label,
+      choice,
+      { timeout: 60_000 },
+    );
+    const drawn = JSON.parse(await page.$eval("#analysis-bands", (el) => (el as HTMLElement).dataset.fat ?? "{}")) as {
+      discs: number;
+      sum: number;
+    };
+    expect(drawn.sum).toBeCloseTo(apiSum, 8);
+    expect(drawn.discs).toBeGreaterThan(0);
+    expect(await canvas()).not.toBe(before);
+  });
+
+  it("fat bands back to none: no discs", async () => {
+    await page.selectOption("#analysis-fat", { label: "none" });
+    await page.waitForFunction(() => (document.getElementById("analysis-bands") as HTMLElement).dataset.fat === undefined);
   });
 
   it("exports the bands as PNG and CSV", async () => {

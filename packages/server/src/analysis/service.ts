@@ -1,21 +1,22 @@
 /**
  * Electronic-structure analysis through the analysis worker (`python -m atomstudio_worker.analysis`,
- * worker/src/atomstudio_worker/analysis): files decoded and hashed here, parsed and analysed by
- * pymatgen and lobsterpy there. The worker keeps files and parsed objects by sha256, so a file it
- * already holds travels as its hash only; when it has let one go it answers NEED_FILES and the
- * file is sent again. The pool is the calculator pool's class (queue, cancellation), with its own
- * processes, a minimal environment and a deadline per request.
+ * worker/src/atomstudio_worker/analysis): files land in the service's private upload store
+ * (http/uploads.ts; a multipart upload streams there, hashed on the way), the worker gets their
+ * paths and sha256 and parses them with pymatgen and lobsterpy, keeping parsed objects by sha256
+ * so a repeated request does not parse again. The pool is the calculator pool's class (queue,
+ * cancellation), with its own processes, a minimal environment and a deadline per request that
+ * kills the worker doing the abandoned work.
  */
 
-import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
-import { delimiter, dirname, join, resolve } from "node:path";
+import { delimiter, dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { AtomStudioError } from "atomstudio-core";
 import { z } from "zod";
 import { redact } from "../chat/secrets.ts";
 import type { ServiceConfig } from "../config.ts";
 import { provide, type ServiceContext } from "../context.ts";
+import { type HeldFile, uploadStore } from "../http/uploads.ts";
 import { WorkerPool } from "../optimize/pool.ts";
 import { WorkerProcess, workerPython } from "../optimize/worker.ts";
 
@@ -58,7 +59,8 @@ export const analysisPool = (ctx: ServiceContext): WorkerPool => {
   const existing = ctx.services.analysisPool;
   if (existing) return existing;
   const python = workerPython(ctx.config.python);
-  const env = analysisEnvironment(ctx.config);
+  // the one folder whose files the worker may read: the service's upload store
+  const env = { ...analysisEnvironment(ctx.config), ATOMSTUDIO_ANALYSIS_FILES: uploadStore(ctx).root };
   return provide(
     ctx,
     "analysisPool",
@@ -71,6 +73,10 @@ export const analysisPool = (ctx: ServiceContext): WorkerPool => {
           { log: ctx.log, redact: (text: string) => redact(text, [], { ...ctx.config.environment }) },
           "atomstudio_worker.analysis",
         ),
+      // A parse cannot be interrupted from inside: a request past its deadline, or whose client
+      // left, kills its worker at once, and a fresh one is started right away (pymatgen imported
+      // while the 504 goes out), so the next request does not wait behind abandoned work.
+      { graceMs: 0, respawn: true },
     ),
   );
 };
@@ -90,43 +96,17 @@ const STATUS: Record<string, number> = {
   ANALYSIS_UNAVAILABLE: 503,
 };
 
-interface Prepared {
-  sha256: string;
-  filename?: string;
-  /** The bytes, base64-encoded when the worker needs them (not for a file it already holds). */
-  data: () => string;
-}
-
-const SYNC_HASH_BYTES = 4 * 1024 * 1024;
-
-/** Decode one file (its bytes as sent; decompression is the worker's) and hash it off the event loop. */
-const prepare = async (name: string, file: AnalysisFile): Promise<Prepared> => {
-  let bytes: Buffer;
-  let base64: string | undefined;
-  if (file.encoding === "base64") {
-    base64 = /\s/.test(file.content) ? file.content.replace(/\s+/g, "") : file.content;
-    bytes = Buffer.from(base64, "base64");
-    // Node's decoder skips characters outside the alphabet: only a canonical encoding reads back
-    // the same (a copy and a compare, much cheaper than a regular expression over 80 MB)
-    if (base64.length % 4 !== 0 || bytes.toString("base64") !== base64)
-      throw new AtomStudioError("INVALID_FILE", `${name} is not valid base64`, { file: name }, 400);
-  } else bytes = Buffer.from(file.content, file.encoding === "latin1" ? "latin1" : "utf8");
-  if (bytes.length === 0) throw new AtomStudioError("INVALID_FILE", `${name} is empty (0 bytes)`, { file: name }, 400);
-  // Large files are hashed by WebCrypto on the thread pool, so a 50 MB file does not hold the event
-  // loop; small ones in place (about 1 ms per MB), which saves the hop to a thread.
-  const sha256 =
-    bytes.length > SYNC_HASH_BYTES
-      ? Buffer.from(await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>)).toString("hex")
-      : createHash("sha256").update(bytes).digest("hex");
-  return {
-    sha256,
-    ...(file.filename ? { filename: file.filename } : {}),
-    data: () => base64 ?? bytes.toString("base64"),
-  };
+/** Decode a JSON body's file to its bytes (decompression is the worker's). */
+const decode = (name: string, file: AnalysisFile): Buffer => {
+  if (file.encoding !== "base64") return Buffer.from(file.content, file.encoding === "latin1" ? "latin1" : "utf8");
+  const base64 = /\s/.test(file.content) ? file.content.replace(/\s+/g, "") : file.content;
+  const bytes = Buffer.from(base64, "base64");
+  // Node's decoder skips characters outside the alphabet: only a canonical encoding reads back
+  // the same (a copy and a compare, much cheaper than a regular expression over 80 MB)
+  if (base64.length % 4 !== 0 || bytes.toString("base64") !== base64)
+    throw new AtomStudioError("INVALID_FILE", `${name} is not valid base64`, { file: name }, 400);
+  return bytes;
 };
-
-/** Files the worker has been sent, so a repeated request sends only their hashes. */
-const sentToWorker = new WeakMap<WorkerPool, Set<string>>();
 
 const asServiceError = (e: unknown): unknown => {
   if (!(e instanceof AtomStudioError)) return e;
@@ -149,58 +129,69 @@ export const runAnalysis = async <T>(
   files: Record<string, AnalysisFile | undefined>,
   params: Record<string, unknown>,
 ): Promise<T> => {
-  const prepared: Record<string, Prepared> = {};
-  for (const [name, file] of Object.entries(files)) if (file) prepared[name] = await prepare(name, file);
-  const pool = analysisPool(ctx);
-  const sent = sentToWorker.get(pool) ?? new Set<string>();
-  sentToWorker.set(pool, sent);
-  const body = (withData: Set<string>) => ({
-    ...params,
-    max_file_bytes: ctx.config.analysisMaxFileBytes,
-    files: Object.fromEntries(
-      Object.entries(prepared).map(([name, f]) => [
-        name,
-        { sha256: f.sha256, ...(f.filename ? { filename: f.filename } : {}), ...(withData.has(name) ? { data: f.data() } : {}) },
-      ]),
-    ),
-  });
-  const once = (withData: Set<string>): Promise<T> => {
-    const handle = pool.run<T>(method, body(withData));
-    const signal = ctx.request?.signal;
-    const onAbort = () => handle.cancel();
-    signal?.addEventListener("abort", onAbort, { once: true });
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        handle.cancel();
-        reject(
-          new AtomStudioError(
-            "DEADLINE_EXCEEDED",
-            `The analysis took longer than ${ctx.config.analysisTimeoutMs / 1000} s`,
-            undefined,
-            504,
-          ),
-        );
-      }, ctx.config.analysisTimeoutMs);
-    });
-    return Promise.race([handle.result, deadline]).finally(() => {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", onAbort);
-    });
-  };
-  const unsent = new Set(Object.keys(prepared).filter((n) => !sent.has((prepared[n] as Prepared).sha256)));
+  const store = uploadStore(ctx);
+  const held: Record<string, HeldFile & { filename?: string }> = {};
   try {
-    try {
-      return await once(unsent);
-    } catch (e) {
-      if (!(e instanceof AtomStudioError && e.code === "NEED_FILES")) throw e;
-      // the worker let these go (or is a new process): send them again, with their bytes
-      const missing = new Set(((e.details?.files as string[] | undefined) ?? Object.keys(prepared)).map(String));
-      return await once(missing);
+    for (const [name, file] of Object.entries(files)) {
+      if (!file) continue;
+      // a multipart upload is already on disk (streamed there while hashed); a JSON file is written once
+      const uploaded = ctx.request?.uploads?.get(name);
+      if (!uploaded && file.content.length === 0)
+        throw new AtomStudioError("INVALID_FILE", `${name} is empty (0 bytes)`, { file: name }, 400);
+      const received = uploaded ?? (await store.write(decode(name, file)));
+      if (received.size === 0) {
+        await store.discard(received);
+        throw new AtomStudioError("INVALID_FILE", `${name} is empty (0 bytes)`, { file: name }, 400);
+      }
+      const filename = file.filename ?? uploaded?.filename;
+      held[name] = { ...(await store.hold(received)), ...(filename ? { filename } : {}) };
     }
+    return await runOnWorker<T>(ctx, method, held, params);
   } catch (e) {
     throw asServiceError(e);
   } finally {
-    for (const f of Object.values(prepared)) sent.add(f.sha256);
+    for (const f of Object.values(held)) f.release();
   }
+};
+
+/** One request to the pool, with the request's deadline and cancellation when the client leaves. */
+const runOnWorker = <T>(
+  ctx: ServiceContext,
+  method: string,
+  held: Record<string, HeldFile & { filename?: string }>,
+  params: Record<string, unknown>,
+): Promise<T> => {
+  const pool = analysisPool(ctx);
+  const body = {
+    ...params,
+    max_file_bytes: ctx.config.analysisMaxFileBytes,
+    files: Object.fromEntries(
+      Object.entries(held).map(([name, f]) => [
+        name,
+        { sha256: f.sha256, path: f.path, ...(f.filename ? { filename: f.filename } : {}) },
+      ]),
+    ),
+  };
+  const handle = pool.run<T>(method, body);
+  const signal = ctx.request?.signal;
+  const onAbort = () => handle.cancel();
+  signal?.addEventListener("abort", onAbort, { once: true });
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      handle.cancel();
+      reject(
+        new AtomStudioError(
+          "DEADLINE_EXCEEDED",
+          `The analysis took longer than ${ctx.config.analysisTimeoutMs / 1000} s`,
+          undefined,
+          504,
+        ),
+      );
+    }, ctx.config.analysisTimeoutMs);
+  });
+  return Promise.race([handle.result, deadline]).finally(() => {
+    clearTimeout(timer);
+    signal?.removeEventListener("abort", onAbort);
+  });
 };

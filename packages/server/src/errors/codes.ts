@@ -53,11 +53,6 @@ export const ERROR_CODES = {
     status: 400,
     meaning: "calculator_params.model_path: callers never name files on the server; pick a model by id (calculator_params.model)",
   },
-  NEED_FILES: {
-    status: 409,
-    meaning:
-      "internal (analysis worker protocol): the worker lost a file and asks the service to send it again; never seen by a client",
-  },
   TOO_MANY_BINS: { status: 400, meaning: "n_bins above the cap" },
   TOO_MANY_SYMMETRY_OPERATIONS: { status: 400, meaning: "a CIF lists more than 192 distinct symmetry operations" },
   UFF_FAILED: { status: 400, meaning: "the studio's UFF relaxation failed (the message says why); studio only" },

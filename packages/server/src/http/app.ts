@@ -18,7 +18,8 @@ import { assistantTools, mcpTools } from "../registry/tools.ts";
 import { parseInput } from "../registry/validate.ts";
 import { sendError } from "./errors.ts";
 import { methodNotAllowed, registerGuards } from "./guard.ts";
-import { registerMultipart } from "./multipart.ts";
+import { registerMultipart, uploadedFiles } from "./multipart.ts";
+import { uploadStore } from "./uploads.ts";
 
 export interface AppOptions {
   config: ServiceConfig;
@@ -51,7 +52,7 @@ export const buildApp = async (opts: AppOptions): Promise<{ app: FastifyInstance
   registerGuards(app, config);
   const wrongMethods = methodNotAllowed(app);
 
-  await registerMultipart(app, config.bodyLimit);
+  await registerMultipart(app, config.bodyLimit, () => uploadStore(ctx));
   if (config.corsOrigins.length) await app.register(cors, { origin: config.corsOrigins, credentials: false });
 
   const document = openApiDocument(operations);
@@ -81,7 +82,12 @@ export const buildApp = async (opts: AppOptions): Promise<{ app: FastifyInstance
         if (op.successStatus) reply.code(op.successStatus);
         return op.handler(input, {
           ...ctx,
-          request: { headers: req.headers, query: req.query as Record<string, unknown>, signal: abort.signal },
+          request: {
+            headers: req.headers,
+            query: req.query as Record<string, unknown>,
+            signal: abort.signal,
+            uploads: uploadedFiles(req),
+          },
         });
       },
     });

@@ -3,9 +3,12 @@
  *
  * - a file in a field named `file` or `content` becomes `content` (UTF-8 text) and `filename`:
  *   the single-file text upload of `/api/structure/parse`;
- * - a file in any other field becomes `{content, encoding: "latin1", filename}` under that
- *   field's name: one character per byte, so gzip, bzip2 and other binary files survive byte for
- *   byte (and cost a copy, not a base64 round trip);
+ * - a file in any other field streams straight to a private file (uploads.ts: 0600 in the
+ *   service's 0700 folder, hashed while written, byte for byte so gzip and bzip2 survive): the
+ *   request's `uploadedFiles` map holds it under the field's name, and the body gets the
+ *   placeholder `{content: "", encoding: "latin1", filename}` so the field validates. Operations
+ *   that read uploads (the analysis routes) take the file from the map; the file is deleted when
+ *   the response is sent unless the operation moved it into the sha256 cache;
  * - a field named `params` holding a JSON object is merged into the body (lists and nested
  *   options), and other fields are copied as strings.
  *
@@ -15,6 +18,7 @@
 import multipart from "@fastify/multipart";
 import { AtomStudioError } from "atomstudio-core";
 import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { ReceivedFile, UploadStore } from "./uploads.ts";
 
 const MAX_FILES = 16;
 const MAX_FIELDS = 64;
@@ -24,7 +28,12 @@ const tooLarge = (limit: number) =>
   new AtomStudioError("PAYLOAD_TOO_LARGE", `The multipart body is larger than ${limit} bytes`, { limit }, 413);
 const malformed = (why: string) => new AtomStudioError("MALFORMED_REQUEST", `Bad multipart body: ${why}`, undefined, 422);
 
-const readParts = async (req: FastifyRequest, limit: number): Promise<Record<string, unknown>> => {
+const uploads = new WeakMap<FastifyRequest, Map<string, ReceivedFile>>();
+
+/** The files a multipart request streamed to disk, by field name (empty for JSON bodies). */
+export const uploadedFiles = (req: FastifyRequest): ReadonlyMap<string, ReceivedFile> => uploads.get(req) ?? new Map();
+
+const readParts = async (req: FastifyRequest, limit: number, store: () => UploadStore): Promise<Record<string, unknown>> => {
   const declared = Number(req.headers["content-length"]);
   if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
   const body: Record<string, unknown> = {};
@@ -38,22 +47,21 @@ const readParts = async (req: FastifyRequest, limit: number): Promise<Record<str
     for await (const part of req.parts()) {
       if (seen.has(part.fieldname)) throw malformed(`field ${part.fieldname} is given twice`);
       seen.add(part.fieldname);
-      if (part.type === "file") {
+      if (part.type === "file" && TEXT_FILE_FIELDS.has(part.fieldname)) {
         const chunks: Buffer[] = [];
         for await (const chunk of part.file as AsyncIterable<Buffer>) {
           count(chunk.length);
           chunks.push(chunk);
         }
-        const bytes = Buffer.concat(chunks);
-        if (TEXT_FILE_FIELDS.has(part.fieldname)) {
-          body.content = bytes.toString("utf8");
-          if (part.filename) body.filename = part.filename;
-        } else
-          body[part.fieldname] = {
-            content: bytes.toString("latin1"),
-            encoding: "latin1",
-            ...(part.filename ? { filename: part.filename } : {}),
-          };
+        body.content = Buffer.concat(chunks).toString("utf8");
+        if (part.filename) body.filename = part.filename;
+      } else if (part.type === "file") {
+        const received = await store().receive(part.file as AsyncIterable<Buffer>, count);
+        const filename = part.filename ? { filename: part.filename } : {};
+        const map = uploads.get(req) ?? new Map<string, ReceivedFile>();
+        uploads.set(req, map);
+        map.set(part.fieldname, { ...received, ...filename });
+        body[part.fieldname] = { content: "", encoding: "latin1", ...filename };
       } else {
         const value = String(part.value ?? "");
         count(value.length);
@@ -78,13 +86,22 @@ const readParts = async (req: FastifyRequest, limit: number): Promise<Record<str
   return body;
 };
 
-export const registerMultipart = async (app: FastifyInstance, limit: number): Promise<void> => {
+export const registerMultipart = async (app: FastifyInstance, limit: number, store: () => UploadStore): Promise<void> => {
   await app.register(multipart, {
     // one byte over the cap, so the running count (which names the cap) sees it first
     limits: { fileSize: limit + 1, fieldSize: limit + 1, files: MAX_FILES, fields: MAX_FIELDS, parts: MAX_FILES + MAX_FIELDS },
     throwFileSizeLimit: true,
   });
   app.addHook("preValidation", async (req) => {
-    if (req.isMultipart()) req.body = await readParts(req, limit);
+    if (req.isMultipart()) req.body = await readParts(req, limit, store);
   });
+  // uploads not moved into the sha256 cache are deleted once the request is over, however it ended
+  const cleanUp = async (req: FastifyRequest) => {
+    const files = uploads.get(req);
+    if (!files) return;
+    uploads.delete(req);
+    await Promise.all([...files.values()].map((f) => store().discard(f)));
+  };
+  app.addHook("onResponse", cleanUp);
+  app.addHook("onRequestAbort", cleanUp);
 };

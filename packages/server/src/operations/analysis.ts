@@ -66,7 +66,9 @@ export const bandsOp = defineOperation({
       .array(Group)
       .max(MAX_GROUPS)
       .optional()
-      .describe('sums of projected weights per band and k-point, e.g. [{label: "Si p", elements: ["Si"], orbitals: ["p"]}]'),
+      .describe(
+        'fat bands: sums of projected weights per band and k-point, e.g. [{label: "Si p", elements: ["Si"], orbitals: ["p"]}]; a group of one element with all orbitals is pymatgen\'s get_projection_on_elements, with orbital families its get_projections_on_elements_and_orbitals',
+      ),
   }),
   output: z
     .object({
@@ -91,7 +93,22 @@ export const bandsOp = defineOperation({
         branches: z.array(z.unknown()),
       }),
       bands: Spins.describe("energies[band][k] per spin, eV relative to E_F"),
-      projections: z.array(z.unknown()).optional(),
+      projections: z
+        .array(
+          z
+            .object({
+              label: z.string(),
+              sites: z.array(z.number().int()),
+              orbitals: z.array(z.string()),
+              up: z.array(z.array(z.number())),
+              down: z.array(z.array(z.number())).optional(),
+            })
+            .passthrough(),
+        )
+        .optional()
+        .describe(
+          "one per group asked: weights[band][k] per spin for the bands in band_indices (summed over its sites and orbitals)",
+        ),
       structure: StructureJSON,
       warnings: z.array(z.string()),
     })

@@ -42,6 +42,8 @@ export interface PoolLimits {
   deadlineMs?: number;
   /** Time a worker asked to stop may take before it is killed, ms (default 5000). */
   graceMs?: number;
+  /** Start a replacement as soon as a job's worker died (default: when the next job needs it). */
+  respawn?: boolean;
 }
 
 export interface RunOptions {
@@ -65,6 +67,7 @@ export class WorkerPool {
   #make: () => WorkerProcess;
   #calculators: Promise<unknown> | undefined;
   #limits: Required<PoolLimits>;
+  #closed = false;
 
   /** `make` starts one worker (the service's: the configured Python with the worker environment). */
   constructor(size: number, make: () => WorkerProcess, limits: PoolLimits = {}) {
@@ -76,6 +79,7 @@ export class WorkerPool {
       queueMax: limits.queueMax ?? Number.POSITIVE_INFINITY,
       deadlineMs: limits.deadlineMs ?? Number.POSITIVE_INFINITY,
       graceMs: limits.graceMs ?? 5000,
+      respawn: limits.respawn ?? false,
     };
   }
 
@@ -198,6 +202,8 @@ export class WorkerPool {
       }
       const free = () => {
         this.#busy[slot] = false;
+        // warm up the replacement now (its imports) rather than when the next job arrives
+        if (this.#limits.respawn && !this.#closed && !this.#workers[slot]?.alive) this.#workers[slot] = this.#make();
         this.#dispatch();
         this.#notifyPositions();
       };
@@ -206,6 +212,7 @@ export class WorkerPool {
   }
 
   async close(): Promise<void> {
+    this.#closed = true;
     for (const q of this.#queue.splice(0))
       q.reject(new AtomStudioError("SHUTTING_DOWN", "The service is shutting down", undefined, 503));
     await Promise.all(this.#workers.map((w) => w?.shutdown()));

@@ -2,7 +2,8 @@
  * The electronic-structure panel: drop (or pick) vasprun.xml(.gz), KPOINTS, COHPCAR / ICOHPLIST
  * (with CONTCAR) anywhere on the page; the files go to /api/bands, /api/dos and /api/cohp as a
  * binary multipart upload, and the answers are drawn with uPlot in a dialog: bands with labelled
- * ticks and the gap, the DOS beside them on the same energy axis with per-element toggles, -COHP
+ * ticks and the gap (and fat bands: an element's or orbital's projected weight drawn on the band
+ * lines, chosen in a list), the DOS beside them on the same energy axis with per-element toggles, -COHP
  * per bond with an ICOHP table; each plot exports as PNG and its data as CSV. The structure from
  * the file opens in the viewer.
  */
@@ -13,9 +14,26 @@ import { storedToken } from "../auth.ts";
 import type { Studio } from "../studio.ts";
 import "./analysis.css";
 import { type AnalysisRole, analysisRole, isStructureFile, prettyLabel, toCsv } from "./files.ts";
-import { type BandsResponse, bandsData, type CohpResponse, color, type DosResponse, plotBands, plotVertical } from "./plots.ts";
+import {
+  type BandsResponse,
+  bandsData,
+  type CohpResponse,
+  color,
+  type DosResponse,
+  type FatBands,
+  plotBands,
+  plotVertical,
+} from "./plots.ts";
 
 const RANGE: [number, number] = [-6, 6];
+/** Orbital families offered for fat bands (the route answers UNKNOWN_ORBITAL for one the file lacks). */
+const FAT_ORBITALS = ["s", "p", "d"];
+
+/** Elements of a structure dictionary, in site order, once each. */
+const elementsOf = (structure: unknown): string[] => {
+  const sites = (structure as { sites?: Array<{ species?: Array<{ element?: string }> }> } | null)?.sites ?? [];
+  return [...new Set(sites.map((site) => site.species?.[0]?.element).filter((e): e is string => Boolean(e)))];
+};
 
 const h = <K extends keyof HTMLElementTagNameMap>(
   tag: K,
@@ -80,6 +98,10 @@ export const mountAnalysisPanel = (root: HTMLElement, studio: Studio): AnalysisP
   const dosFig = h("figure", { id: "analysis-dos", "aria-label": "Density of states" });
   const toggles = h("fieldset", { id: "analysis-toggles" });
   const sigma = h("input", { type: "number", id: "analysis-sigma", min: "0", max: "1", step: "0.01", value: "0.05" });
+  const fatChoice = h("select", { id: "analysis-fat", "aria-label": "Fat bands: projection drawn on the bands" });
+  const fatLabel = h("label", { class: "field" });
+  fatLabel.append(h("span", {}, "Fat bands"), fatChoice);
+  fatLabel.hidden = true;
   const cohpSection = h("section", { id: "analysis-cohp", "aria-label": "Bonding (COHP)" });
   const cohpFig = h("figure", { id: "analysis-cohp-plot", "aria-label": "-COHP per bond" });
   const cohpTable = h("table", { id: "analysis-bonds", class: "legend" });
@@ -92,13 +114,16 @@ export const mountAnalysisPanel = (root: HTMLElement, studio: Studio): AnalysisP
   cohpSection.append(h("h3", {}, "Bonds"), cohpFig, cohpTable);
   const head = h("div", { class: "row" });
   head.append(h("h2", { id: "analysis-dialog-title" }, "Electronic structure"), close);
-  dialog.append(head, fileList, statusLine, gapLine, esRow, sigmaLabel, toggles, exportRow, cohpSection);
+  const controls = h("div", { class: "row wrap" });
+  controls.append(fatLabel, sigmaLabel);
+  dialog.append(head, fileList, statusLine, gapLine, esRow, controls, toggles, exportRow, cohpSection);
   document.body.append(dialog);
 
   const files: Partial<Record<AnalysisRole, File>> = {};
   let bands: BandsResponse | undefined;
   let dos: DosResponse | undefined;
   let cohp: CohpResponse | undefined;
+  let fat: FatBands | undefined;
   const plots: Record<string, uPlot | undefined> = {};
   let selectedBonds: string[] = [];
   const hiddenSeries = new Set<string>();
@@ -117,7 +142,7 @@ export const mountAnalysisPanel = (root: HTMLElement, studio: Studio): AnalysisP
     replot("bands", () => {
       bandsFig.replaceChildren();
       if (!bands) return undefined;
-      const u = plotBands(bandsFig, bands, RANGE, { width: Math.round(width() * 0.64), height: 420 });
+      const u = plotBands(bandsFig, bands, RANGE, { width: Math.round(width() * 0.64), height: 420 }, fat);
       // zooming the energy axis of the bands zooms the DOS beside them
       u.hooks.setScale = [
         (p: uPlot, key: string) => {
@@ -149,6 +174,46 @@ export const mountAnalysisPanel = (root: HTMLElement, studio: Studio): AnalysisP
         "DOS (states/eV)",
       );
     });
+
+  /** The fat-band choices of the file: none, each element, each element's s, p, d. */
+  const renderFatChoices = () => {
+    fatChoice.replaceChildren(h("option", { value: "" }, "none"));
+    for (const el of elementsOf(bands?.structure)) {
+      fatChoice.append(h("option", { value: JSON.stringify({ elements: [el] }) }, el));
+      for (const o of FAT_ORBITALS)
+        fatChoice.append(h("option", { value: JSON.stringify({ elements: [el], orbitals: [o] }) }, `${el} ${o}`));
+    }
+    fatChoice.value = "";
+    fatLabel.hidden = !bands;
+  };
+
+  // The weights of the chosen projection: one more /api/bands call (the worker keeps the parse).
+  fatChoice.onchange = async () => {
+    const choice = fatChoice.value;
+    if (!choice || !files.vasprun) {
+      fat = undefined;
+      drawBands();
+      return;
+    }
+    const label = fatChoice.selectedOptions[0]?.textContent ?? choice;
+    status(`Projecting on ${label}…`);
+    try {
+      const kp = files.kpoints ? { kpoints: files.kpoints } : {};
+      const r = await post<BandsResponse>(
+        "/api/bands",
+        { vasprun: files.vasprun, ...kp },
+        { emin: -20, emax: 20, projections: [{ label, ...JSON.parse(choice) }] },
+      );
+      const projection = r.projections?.[0];
+      // orange: apart from the spin-up (blue) and spin-down (red) lines and the band-edge marks
+      fat = projection ? { projection, color: "#fb8500" } : undefined;
+      status(projection ? `Fat bands: ${label}` : r.warnings.join(" "), !projection);
+    } catch (e) {
+      fat = undefined;
+      status(`${e instanceof ApiError ? `${e.code}: ` : ""}${(e as Error).message}`, true);
+    }
+    drawBands();
+  };
 
   const renderToggles = () => {
     toggles.replaceChildren(h("legend", {}, "Projections"));
@@ -222,14 +287,19 @@ export const mountAnalysisPanel = (root: HTMLElement, studio: Studio): AnalysisP
     if (bands) {
       add("analysis-bands-png", "Bands PNG", png("bands", "bands.png"));
       add("analysis-bands-csv", "Bands CSV", () => {
-        const { x, series } = bandsData(bands as BandsResponse);
-        const names = series.map(
-          (s, i) => `band${(bands as BandsResponse).band_indices[i % (bands as BandsResponse).band_indices.length]}_${s.spin}`,
-        );
-        download(
-          new Blob([toCsv(["distance_inv_ang", ...names], [x, ...series.map((s) => s.y)])], { type: "text/csv" }),
-          "bands.csv",
-        );
+        const { x, rows, series } = bandsData(bands as BandsResponse);
+        const indices = (bands as BandsResponse).band_indices;
+        const names = series.map((s) => `band${indices[s.band]}_${s.spin}`);
+        const columns: Array<(number | null)[]> = series.map((s) => s.y);
+        // with fat bands, the drawn projection's weights follow, one column per band and spin
+        if (fat) {
+          const p = fat.projection;
+          for (const s of series) {
+            names.push(`${p.label.replace(/\s+/g, "_")}_band${indices[s.band]}_${s.spin}`);
+            columns.push(rows.map((k) => (k < 0 ? null : (p[s.spin]?.[s.band]?.[k] ?? null))));
+          }
+        }
+        download(new Blob([toCsv(["distance_inv_ang", ...names], [x, ...columns])], { type: "text/csv" }), "bands.csv");
       });
     }
     if (dos) {
@@ -330,6 +400,7 @@ export const mountAnalysisPanel = (root: HTMLElement, studio: Studio): AnalysisP
       status(`${e instanceof ApiError ? `${e.code}: ` : ""}${(e as Error).message}`, true);
     }
     if (!dialog.open) dialog.showModal();
+    if (!fat) renderFatChoices();
     drawBands();
     drawDos();
     renderToggles();
@@ -347,7 +418,10 @@ export const mountAnalysisPanel = (root: HTMLElement, studio: Studio): AnalysisP
       if (!role) continue;
       any = true;
       files[role] = f;
-      if (role === "vasprun") bands = dos = undefined;
+      if (role === "vasprun") {
+        bands = dos = undefined;
+        fat = undefined;
+      }
       if (role === "cohpcar") {
         cohp = undefined;
         selectedBonds = [];

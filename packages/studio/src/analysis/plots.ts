@@ -1,6 +1,8 @@
 /**
- * uPlot charts of the analysis responses: bands along the k-path (labelled ticks, the gap shaded),
- * the DOS with energy upwards so it sits beside the bands on the same energy axis, and -COHP.
+ * uPlot charts of the analysis responses: bands along the k-path (labelled ticks, the gap shaded,
+ * optionally "fat bands": a projection's weight drawn on the band lines as discs whose radius and
+ * opacity grow with the weight, as pymatgen's BSPlotterProjected does), the DOS with energy upwards
+ * so it sits beside the bands on the same energy axis, and -COHP.
  */
 import uPlot from "uplot";
 import { prettyLabel } from "./files.ts";
@@ -23,9 +25,30 @@ export interface BandsResponse {
     branches: Array<{ start_index: number; end_index: number }>;
   };
   bands: { up: number[][]; down?: number[][] };
+  projections?: BandProjection[];
   structure: unknown;
   warnings: string[];
 }
+
+/** One projection group of /api/bands: summed weights [band][k] for the bands in band_indices. */
+export interface BandProjection {
+  label: string;
+  sites: number[];
+  orbitals: string[];
+  up: number[][];
+  down?: number[][];
+}
+
+/** A projection drawn on the bands, in a colour. */
+export interface FatBands {
+  projection: BandProjection;
+  color: string;
+}
+
+/** Largest disc radius (CSS px) of a fat-band marker, at weight 1. */
+const FAT_RADIUS = 7;
+/** Weights below this are not drawn (they would be invisible specks). */
+const FAT_MIN_WEIGHT = 0.01;
 
 export interface Spins {
   up: number[];
@@ -58,7 +81,9 @@ const COLORS = ["#1f6feb", "#d1242f", "#1a7f37", "#9a6700", "#8250df", "#bf3989"
 export const color = (i: number): string => COLORS[i % COLORS.length] as string;
 
 /** Bands along the path with a null between branches, so a jump (K|U) is not drawn as a line. */
-export const bandsData = (r: BandsResponse): { x: number[]; series: Array<{ spin: "up" | "down"; y: (number | null)[] }> } => {
+export const bandsData = (
+  r: BandsResponse,
+): { x: number[]; rows: number[]; series: Array<{ spin: "up" | "down"; band: number; y: (number | null)[] }> } => {
   const x: number[] = [];
   const rows: number[] = []; // k-point index per x, -1 for a break
   r.kpath.branches.forEach((b, n) => {
@@ -71,10 +96,11 @@ export const bandsData = (r: BandsResponse): { x: number[]; series: Array<{ spin
       rows.push(k);
     }
   });
-  const series: Array<{ spin: "up" | "down"; y: (number | null)[] }> = [];
+  const series: Array<{ spin: "up" | "down"; band: number; y: (number | null)[] }> = [];
   for (const spin of ["up", "down"] as const)
-    for (const band of r.bands[spin] ?? []) series.push({ spin, y: rows.map((k) => (k < 0 ? null : (band[k] as number))) });
-  return { x, series };
+    for (const [i, band] of (r.bands[spin] ?? []).entries())
+      series.push({ spin, band: i, y: rows.map((k) => (k < 0 ? null : (band[k] as number))) });
+  return { x, rows, series };
 };
 
 /** The labels a plot's axis drew, kept on its element for tests and screen readers. */
@@ -87,8 +113,9 @@ export const plotBands = (
   r: BandsResponse,
   range: [number, number],
   size: { width: number; height: number },
+  fat?: FatBands,
 ): uPlot => {
-  const { x, series } = bandsData(r);
+  const { x, rows, series } = bandsData(r);
   const ticks = r.kpath.ticks;
   const gap = r.band_gap;
   const opts: uPlot.Options = {
@@ -137,6 +164,7 @@ export const plotBands = (
           c.lineTo(left + width, yf);
           c.stroke();
           c.setLineDash([]);
+          if (fat) drawFatBands(u, el, fat, series, rows);
           if (!r.is_metal && gap.vbm && gap.cbm) {
             // the gap: a shaded strip from the VBM to the CBM, and the two band edges marked
             const y0 = u.valToPos(gap.vbm.energy_ev, "y", true);
@@ -158,7 +186,56 @@ export const plotBands = (
     },
   };
   el.dataset.ticks = "[]";
+  delete el.dataset.fat;
   return new uPlot(opts, [x, ...series.map((s) => s.y)] as uPlot.AlignedData, el);
+};
+
+/**
+ * Discs on the band lines, radius and opacity growing with the projection's weight (clipped to
+ * the plot). What was drawn is kept on the element (`data-fat`: label, discs, summed weight) for
+ * tests and screen readers.
+ */
+const drawFatBands = (
+  u: uPlot,
+  el: HTMLElement,
+  fat: FatBands,
+  series: Array<{ spin: "up" | "down"; band: number; y: (number | null)[] }>,
+  rows: number[],
+) => {
+  const c = u.ctx;
+  const ratio = devicePixelRatio || 1;
+  c.save();
+  c.beginPath();
+  c.rect(u.bbox.left, u.bbox.top, u.bbox.width, u.bbox.height);
+  c.clip();
+  c.fillStyle = fat.color;
+  let discs = 0;
+  let sum = 0;
+  for (const s of series) {
+    const weights = fat.projection[s.spin]?.[s.band];
+    if (!weights) continue;
+    for (const [i, k] of rows.entries()) {
+      const e = s.y[i];
+      if (k < 0 || e === null || e === undefined) continue;
+      const w = weights[k] as number;
+      sum += w;
+      if (w < FAT_MIN_WEIGHT) continue;
+      const clamped = Math.min(1, w);
+      c.globalAlpha = 0.25 + 0.5 * clamped;
+      c.beginPath();
+      c.arc(
+        u.valToPos(u.data[0][i] as number, "x", true),
+        u.valToPos(e, "y", true),
+        FAT_RADIUS * clamped * ratio,
+        0,
+        2 * Math.PI,
+      );
+      c.fill();
+      discs++;
+    }
+  }
+  c.restore();
+  el.dataset.fat = JSON.stringify({ label: fat.projection.label, discs, sum });
 };
 
 /** Densities with energy upwards (uPlot's x scale turned vertical); spin down drawn negative. */

@@ -1,19 +1,20 @@
-"""Files by sha256 and parsed objects cached by them.
+"""Files by path and sha256, and parsed objects cached by sha256.
 
-The service sends each file as `{sha256, filename?, data?}`. `data` (base64 of the bytes as the
-user gave them) may be left out when this worker already holds the file: then a file the worker
-does not hold is answered with `NEED_FILES` and the service sends it again with its data. Files
-are decompressed (gzip, bzip2: by magic bytes, never by name) into a private temporary folder,
-with a cap on the decompressed size so a small bomb cannot fill the disk or memory.
+The service writes every file it is given to its private upload store (a 0700 folder, files 0600
+under random names, moved under their sha256) and sends `{sha256, path, filename?}`; the folder is
+named once, in this process's environment (`ATOMSTUDIO_ANALYSIS_FILES`). A path anywhere else, a
+link, or anything but a regular file is refused, so a request can never make this worker read a
+file the service did not write. Compressed files (gzip, bzip2: by magic bytes, never by name) are
+decompressed into this worker's own folder inside that one, with a cap on the decompressed size so
+a small bomb cannot fill the disk or memory; plain files are parsed where they are (no copy).
 """
 
 from __future__ import annotations
 
-import base64
 import bz2
-import hashlib
 import os
 import shutil
+import stat
 import tempfile
 import threading
 import zlib
@@ -38,18 +39,13 @@ def unavailable(package: str, exc: Exception) -> WorkerError:
 
 
 def _decompress(raw: bytes, out, max_bytes: int, name: str) -> int:
-    """Write the decompressed bytes of `raw` to `out`; return the size. Caps the output."""
+    """Write the decompressed bytes of gzip or bzip2 `raw` to `out`; return the size. Caps the output."""
     if raw[:2] == GZIP_MAGIC:
         d = zlib.decompressobj(wbits=47)  # gzip header, several members allowed below
         kind = "gzip"
-    elif raw[:3] == BZIP2_MAGIC:
+    else:
         d = bz2.BZ2Decompressor()
         kind = "bzip2"
-    else:
-        if len(raw) > max_bytes:
-            raise WorkerError("FILE_TOO_LARGE", f"{name} is larger than {max_bytes} bytes", {"file": name})
-        out.write(raw)
-        return len(raw)
     total = 0
     data = raw
     try:
@@ -85,32 +81,75 @@ def _decompress(raw: bytes, out, max_bytes: int, name: str) -> int:
     return total
 
 
-class FileStore:
-    """Decompressed files on disk, by the sha256 of the bytes as sent; the oldest leave first."""
+def _open_given(name: str, spec: dict[str, Any], root: str | None) -> int:
+    """Open the file the service named, read-only, refusing anything outside its folder, links and
+    non-regular files (checked on the opened descriptor, so a swap after the check changes nothing)."""
+    path = spec.get("path")
+    if not root or not isinstance(path, str) or not os.path.isabs(path):
+        raise WorkerError("MALFORMED_REQUEST", f"files.{name}: no file of the service's store",
+                          {"fields": [f"files.{name}"]})
+    # directly in the folder (no `..`, no subfolder such as a worker's own), the last component not a link
+    if os.path.dirname(os.path.normpath(path)) != os.path.normpath(root) or os.path.normpath(path) != path:
+        raise WorkerError("MALFORMED_REQUEST", f"files.{name}: not a file of the service's store",
+                          {"fields": [f"files.{name}"]})
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        raise WorkerError("MALFORMED_REQUEST", f"files.{name}: not a readable file of the service's store",
+                          {"fields": [f"files.{name}"]}) from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise WorkerError("MALFORMED_REQUEST", f"files.{name}: not a regular file", {"fields": [f"files.{name}"]})
+    return fd
 
-    def __init__(self, keep: int = 16):
-        self.root = tempfile.mkdtemp(prefix="atomstudio-analysis-")
-        os.chmod(self.root, 0o700)
+
+def _remove_dead_workers_folders(root: str) -> None:
+    """A worker killed at a deadline leaves its decompressed copies behind: its successor removes them."""
+    for entry in os.listdir(root):
+        parts = entry.split("-")
+        if len(parts) < 3 or parts[0] != "worker" or not parts[1].isdigit():
+            continue
+        try:
+            os.kill(int(parts[1]), 0)
+        except ProcessLookupError:
+            shutil.rmtree(os.path.join(root, entry), ignore_errors=True)
+        except OSError:
+            pass
+
+
+class FileStore:
+    """Decompressed copies of compressed files, by the sha256 of the bytes as sent; oldest leave first."""
+
+    def __init__(self, root: str | None, keep: int = 16):
+        self.root = root
+        inside = root if root and os.path.isdir(root) else None
+        if inside:
+            _remove_dead_workers_folders(inside)
+        self.own = tempfile.mkdtemp(prefix=f"worker-{os.getpid()}-", dir=inside)
+        os.chmod(self.own, 0o700)
         self.keep = keep
         self.files: OrderedDict[str, str] = OrderedDict()
 
-    def path(self, sha: str) -> str | None:
-        p = self.files.get(sha)
-        if p is not None:
-            self.files.move_to_end(sha)
-        return p
-
-    def add(self, name: str, spec: dict[str, Any], max_bytes: int) -> str:
-        try:
-            raw = base64.b64decode(spec["data"], validate=True)
-        except (ValueError, TypeError):
-            raise WorkerError("INVALID_FILE", f"{name} is not valid base64", {"file": name}) from None
+    def resolve(self, name: str, spec: dict[str, Any], max_bytes: int) -> str:
+        """The path to parse for a file the service gave: its own path when plain, else a copy decompressed here."""
         sha = spec["sha256"]
-        if hashlib.sha256(raw).hexdigest() != sha:
-            raise WorkerError("MALFORMED_REQUEST", f"{name}: sha256 does not match the data", {"file": name})
-        if not raw:
-            raise WorkerError("INVALID_FILE", f"{name} is empty (0 bytes)", {"file": name})
-        path = os.path.join(self.root, sha)
+        held = self.files.get(sha)
+        if held is not None and os.path.exists(held):
+            self.files.move_to_end(sha)
+            return held
+        fd = _open_given(name, spec, self.root)
+        with os.fdopen(fd, "rb") as given:
+            head = given.read(3)
+            size = os.fstat(given.fileno()).st_size
+            if size == 0:
+                raise WorkerError("INVALID_FILE", f"{name} is empty (0 bytes)", {"file": name})
+            if head[:2] != GZIP_MAGIC and head[:3] != BZIP2_MAGIC:
+                if size > max_bytes:
+                    raise WorkerError("FILE_TOO_LARGE", f"{name} is larger than {max_bytes} bytes", {"file": name})
+                return spec["path"]
+            given.seek(0)
+            raw = given.read()
+        path = os.path.join(self.own, sha)
         tmp = path + ".part"
         try:
             with open(tmp, "wb") as out:
@@ -129,14 +168,14 @@ class FileStore:
         return path
 
     def close(self) -> None:
-        shutil.rmtree(self.root, ignore_errors=True)
+        shutil.rmtree(self.own, ignore_errors=True)
 
 
 class Context:
     """What a method gets besides its params: the file store and the parsed-object cache."""
 
-    def __init__(self, max_parsed: int = 6):
-        self.store = FileStore()
+    def __init__(self, max_parsed: int = 6, files_root: str | None = None):
+        self.store = FileStore(files_root or os.environ.get("ATOMSTUDIO_ANALYSIS_FILES"))
         self.parsed: OrderedDict[tuple, Any] = OrderedDict()
         self.max_parsed = max_parsed
         self.lock = threading.Lock()
@@ -144,27 +183,17 @@ class Context:
         self.misses = 0
 
     def files(self, params: dict[str, Any], names: tuple[str, ...]) -> dict[str, tuple[str, str]]:
-        """The named files of a request as `{name: (sha256, path)}`; unknown ones: NEED_FILES."""
+        """The named files of a request as `{name: (sha256, path)}` (see the module's docstring)."""
         specs = params.get("files") or {}
         max_bytes = int(params.get("max_file_bytes") or DEFAULT_MAX_BYTES)
         out: dict[str, tuple[str, str]] = {}
-        missing: list[str] = []
         for name in names:
             spec = specs.get(name)
             if spec is None:
                 continue
             if not isinstance(spec, dict) or not isinstance(spec.get("sha256"), str):
                 raise WorkerError("MALFORMED_REQUEST", f"files.{name} needs a sha256", {"fields": [f"files.{name}"]})
-            path = self.store.path(spec["sha256"])
-            if path is None and spec.get("data") is not None:
-                path = self.store.add(name, spec, max_bytes)
-            if path is None:
-                missing.append(name)
-            else:
-                out[name] = (spec["sha256"], path)
-        if missing:
-            raise WorkerError("NEED_FILES", "the worker does not hold these files; send them with data",
-                              {"files": missing})
+            out[name] = (spec["sha256"], self.store.resolve(name, spec, max_bytes))
         return out
 
     def cached(self, key: tuple, make: Callable[[], Any]) -> Any:

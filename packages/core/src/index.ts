@@ -4,6 +4,7 @@ export * from "./elements.ts";
 export * from "./errors.ts";
 export * from "./forcefield/uff/index.ts";
 export * from "./geometry/neighbors.ts";
+export * from "./geometry/sites.ts";
 export * from "./info.ts";
 export * from "./io/index.ts";
 export * from "./lattice.ts";

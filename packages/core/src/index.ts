@@ -11,6 +11,7 @@ export * from "./lattice.ts";
 export * from "./md/index.ts";
 export * from "./measure.ts";
 export * from "./ops/build.ts";
+export * from "./ops/builders.ts";
 export * from "./ops/edit.ts";
 export * from "./ops/slab.ts";
 export * from "./pymatgen.ts";

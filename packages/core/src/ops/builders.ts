@@ -8,6 +8,7 @@
  */
 import { requireElement } from "../elements.ts";
 import { fail } from "../errors.ts";
+import { cellGeometry } from "../geometry/neighbors.ts";
 import { majorityElement } from "../geometry/sites.ts";
 import { Lattice, type Mat3, type Vec3 } from "../lattice.ts";
 import { speciesOf } from "../pymatgen.ts";
@@ -229,9 +230,37 @@ export const sitePermutations = (s: Structure, symprec = DEFAULT_SYMPREC): Int32
   const n = s.length;
   const f = s.frac;
   const m = lattice.matrix;
-  const key = s.species.map((sp) => JSON.stringify(sp));
-  const tol2 = (3 * symprec) ** 2;
+  const typeOf = new Map<string, number>();
+  const type = s.species.map((sp) => {
+    const k = JSON.stringify(sp);
+    if (!typeOf.has(k)) typeOf.set(k, typeOf.size);
+    return typeOf.get(k) as number;
+  });
+  const tol = 3 * symprec;
+  const tol2 = tol * tol;
+  // Sites binned on a fractional grid whose cells are at least `tol` wide (measured between
+  // faces), so an image's match lies in its own bin or a neighbouring one: O(n) per operation.
+  const { widths } = cellGeometry([...m[0], ...m[1], ...m[2]]);
+  const bins = widths.map((w) => Math.max(1, Math.min(512, Math.floor(w / tol)))) as [number, number, number];
+  const binOf = (x: number, k: number): number => {
+    const b = bins[k] as number;
+    const v = Math.floor((x - Math.floor(x)) * b);
+    return v >= b ? 0 : v;
+  };
+  const grid = new Map<number, number[]>();
+  const cellKey = (i: number, j: number, k: number) => (i * bins[1] + j) * bins[2] + k;
+  for (let i = 0; i < n; i++) {
+    const key = cellKey(binOf(f[3 * i] as number, 0), binOf(f[3 * i + 1] as number, 1), binOf(f[3 * i + 2] as number, 2));
+    const list = grid.get(key);
+    if (list) list.push(i);
+    else grid.set(key, [i]);
+  }
+  const around = (b: number, k: number): number[] => {
+    const nb = bins[k] as number;
+    return nb === 1 ? [0] : nb === 2 ? [0, 1] : [(b + nb - 1) % nb, b, (b + 1) % nb];
+  };
   const perms: Int32Array[] = [];
+  const p: Vec3 = [0, 0, 0];
   for (const op of ops) {
     const r = op.rotation;
     const t = op.translation;
@@ -241,22 +270,27 @@ export const sitePermutations = (s: Structure, symprec = DEFAULT_SYMPREC): Int32
       const x = f[3 * i] as number,
         y = f[3 * i + 1] as number,
         z = f[3 * i + 2] as number;
-      const p = [0, 1, 2].map((k) => r[k]![0] * x + r[k]![1] * y + r[k]![2] * z + t[k]!);
+      for (let k = 0; k < 3; k++) p[k] = (r[k] as Vec3)[0] * x + (r[k] as Vec3)[1] * y + (r[k] as Vec3)[2] * z + (t[k] as number);
       let found = -1;
-      for (let j = 0; j < n; j++) {
-        if (key[j] !== key[i]) continue;
-        const d = [0, 1, 2].map((k) => {
-          const v = (p[k] as number) - (f[3 * j + k] as number);
-          return v - Math.round(v);
-        });
-        const cx = d[0]! * m[0][0] + d[1]! * m[1][0] + d[2]! * m[2][0];
-        const cy = d[0]! * m[0][1] + d[1]! * m[1][1] + d[2]! * m[2][1];
-        const cz = d[0]! * m[0][2] + d[1]! * m[1][2] + d[2]! * m[2][2];
-        if (cx * cx + cy * cy + cz * cz <= tol2) {
-          found = j;
-          break;
-        }
-      }
+      search: for (const bi of around(binOf(p[0], 0), 0))
+        for (const bj of around(binOf(p[1], 1), 1))
+          for (const bk of around(binOf(p[2], 2), 2))
+            for (const j of grid.get(cellKey(bi, bj, bk)) ?? []) {
+              if (type[j] !== type[i]) continue;
+              let d0 = p[0] - (f[3 * j] as number);
+              let d1 = p[1] - (f[3 * j + 1] as number);
+              let d2 = p[2] - (f[3 * j + 2] as number);
+              d0 -= Math.round(d0);
+              d1 -= Math.round(d1);
+              d2 -= Math.round(d2);
+              const cx = d0 * m[0][0] + d1 * m[1][0] + d2 * m[2][0];
+              const cy = d0 * m[0][1] + d1 * m[1][1] + d2 * m[2][1];
+              const cz = d0 * m[0][2] + d1 * m[1][2] + d2 * m[2][2];
+              if (cx * cx + cy * cy + cz * cz <= tol2) {
+                found = j;
+                break search;
+              }
+            }
       if (found < 0) ok = false;
       else perm[i] = found;
     }

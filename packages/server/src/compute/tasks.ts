@@ -22,6 +22,7 @@ import {
   toDict,
 } from "atomstudio-core";
 
+import { coreBuildTask } from "../build/core.ts";
 import { type MdAnalysis, mdAnalyses } from "../md/analyses.ts";
 
 type Dict = Record<string, unknown>;
@@ -67,6 +68,7 @@ export const tasks = {
   slab: slabTask,
   parse: parseTask,
   md: ({ analysis, input }: { analysis: MdAnalysis; input: unknown }) => (mdAnalyses[analysis] as (i: unknown) => unknown)(input),
+  build: coreBuildTask,
 };
 
 export type ComputeTasks = typeof tasks;

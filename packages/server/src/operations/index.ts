@@ -1,6 +1,7 @@
 /** Every operation of the service. Adding an operation here gives it a route, OpenAPI entry and tools. */
 import type { Operation } from "../registry/operation.ts";
 import { analysisOps } from "./analysis.ts";
+import { buildOps } from "./build.ts";
 import { chatOps } from "./chat.ts";
 import { healthOp } from "./health.ts";
 import { mdOps } from "./md.ts";
@@ -22,4 +23,5 @@ export const operations: Operation[] = [
   ...chatOps,
   ...analysisOps,
   ...mdOps,
+  ...buildOps,
 ] as unknown as Operation[];

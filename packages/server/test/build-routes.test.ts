@@ -41,7 +41,7 @@ describe("defects against pymatgen-analysis-defects", () => {
     ["rutile", "interstitial", "Li"],
   ];
   it("one structure per inequivalent site, same multiplicities, same structures up to StructureMatcher", async () => {
-    const ours = [];
+    const ours: Body[] = [];
     for (const [name, kind, element] of rows) {
       const { status, body } = await post("defect", {
         structure: hosts[name],
@@ -103,7 +103,7 @@ describe("nanoparticles against ASE", () => {
       for (const [i, row] of m.entries())
         for (const [j, v] of row.entries()) expect(Math.abs(v - (want?.matrix[i]?.[j] as number))).toBeLessThan(1e-8);
       const cart = (body.structure.sites as Body[])
-        .map((s) => (s.xyz as number[]).map((x) => Math.round(x * 1e6) / 1e6))
+        .map((s) => (s.xyz as number[]).map((x) => Math.round(x * 1e6) / 1e6) as [number, number, number])
         .sort((a, b) => a[0] - b[0] || a[1] - b[1] || a[2] - b[2]);
       const ref = [...(want?.cart ?? [])].sort(
         (a, b) =>

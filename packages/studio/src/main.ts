@@ -6,6 +6,7 @@ import { addAtom, deleteAtoms, fromDict, merge, moveAtoms, replaceAtom, type Str
 import { mountAnalysisPanel } from "./analysis/panel.ts";
 import { setStudioApi } from "./api.ts";
 import { ensureToken } from "./auth.ts";
+import { mountBuildPanel } from "./build/panel.ts";
 import { EXAMPLES, exampleById } from "./examples.ts";
 import { mountOptimizePanel } from "./optimize/panel.ts";
 import { Studio } from "./studio.ts";
@@ -379,6 +380,7 @@ setStudioApi(studio.api);
 mountOptimizePanel($("optimize-panel"), studio);
 mountAnalysisPanel($("analysis-panel"), studio);
 const trajectories = mountTrajectoryPanel($("trajectory-panel"), studio);
+mountBuildPanel($("build-panel"), studio);
 setTheme(theme);
 
 // The assistant panel, when that module exists: src/assistant/index.ts exporting mountAssistant(el, api).

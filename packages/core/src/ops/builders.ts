@@ -259,6 +259,30 @@ export const sitePermutations = (s: Structure, symprec = DEFAULT_SYMPREC): Int32
     const nb = bins[k] as number;
     return nb === 1 ? [0] : nb === 2 ? [0, 1] : [(b + nb - 1) % nb, b, (b + 1) % nb];
   };
+  // Fast path: an image of an exactly symmetric site lands on the same rounded fractional
+  // position; the grid search below is the fallback that honours the tolerance everywhere.
+  const ROUND = 1000;
+  const roundedKey = (a: number, b: number, c: number): number => {
+    const q = (v: number) => {
+      const w = Math.round((v - Math.floor(v)) * ROUND);
+      return w >= ROUND ? 0 : w;
+    };
+    return (q(a) * ROUND + q(b)) * ROUND + q(c);
+  };
+  const exact = new Map<number, number>();
+  for (let i = 0; i < n; i++) exact.set(roundedKey(f[3 * i] as number, f[3 * i + 1] as number, f[3 * i + 2] as number), i);
+  const within = (px: number, py: number, pz: number, j: number): boolean => {
+    let d0 = px - (f[3 * j] as number);
+    let d1 = py - (f[3 * j + 1] as number);
+    let d2 = pz - (f[3 * j + 2] as number);
+    d0 -= Math.round(d0);
+    d1 -= Math.round(d1);
+    d2 -= Math.round(d2);
+    const cx = d0 * m[0][0] + d1 * m[1][0] + d2 * m[2][0];
+    const cy = d0 * m[0][1] + d1 * m[1][1] + d2 * m[2][1];
+    const cz = d0 * m[0][2] + d1 * m[1][2] + d2 * m[2][2];
+    return cx * cx + cy * cy + cz * cz <= tol2;
+  };
   const perms: Int32Array[] = [];
   const p: Vec3 = [0, 0, 0];
   for (const op of ops) {
@@ -272,21 +296,17 @@ export const sitePermutations = (s: Structure, symprec = DEFAULT_SYMPREC): Int32
         z = f[3 * i + 2] as number;
       for (let k = 0; k < 3; k++) p[k] = (r[k] as Vec3)[0] * x + (r[k] as Vec3)[1] * y + (r[k] as Vec3)[2] * z + (t[k] as number);
       let found = -1;
+      const guess = exact.get(roundedKey(p[0], p[1], p[2]));
+      if (guess !== undefined && type[guess] === type[i] && within(p[0], p[1], p[2], guess)) {
+        perm[i] = guess;
+        continue;
+      }
       search: for (const bi of around(binOf(p[0], 0), 0))
         for (const bj of around(binOf(p[1], 1), 1))
           for (const bk of around(binOf(p[2], 2), 2))
             for (const j of grid.get(cellKey(bi, bj, bk)) ?? []) {
               if (type[j] !== type[i]) continue;
-              let d0 = p[0] - (f[3 * j] as number);
-              let d1 = p[1] - (f[3 * j + 1] as number);
-              let d2 = p[2] - (f[3 * j + 2] as number);
-              d0 -= Math.round(d0);
-              d1 -= Math.round(d1);
-              d2 -= Math.round(d2);
-              const cx = d0 * m[0][0] + d1 * m[1][0] + d2 * m[2][0];
-              const cy = d0 * m[0][1] + d1 * m[1][1] + d2 * m[2][1];
-              const cz = d0 * m[0][2] + d1 * m[1][2] + d2 * m[2][2];
-              if (cx * cx + cy * cy + cz * cz <= tol2) {
+              if (within(p[0], p[1], p[2], j)) {
                 found = j;
                 break search;
               }
@@ -302,21 +322,49 @@ export const sitePermutations = (s: Structure, symprec = DEFAULT_SYMPREC): Int32
 /** A configuration: which site gets which element (only the changed sites). */
 export type Assignment = ReadonlyArray<readonly [number, string]>;
 
-/** The smallest image of an assignment under the permutations: equal keys = the same structure. */
-export const canonicalKey = (a: Assignment, perms: readonly Int32Array[]): string => {
-  let best: string | null = null;
-  const own = (p: Int32Array | null) =>
-    a
-      .map(([i, el]) => [p ? (p[i] as number) : i, el] as const)
-      .sort((x, y) => x[0] - y[0])
-      .map(([i, el]) => `${i}:${el}`)
-      .join(",");
-  if (perms.length === 0) return own(null);
-  for (const p of perms) {
-    const k = own(p);
-    if (best === null || k < best) best = k;
+/** Element symbols as small numbers for the configuration codes (shared, grows as needed). */
+const elementCode = new Map<string, number>();
+const codeOf = (el: string): number => {
+  let c = elementCode.get(el);
+  if (c === undefined) {
+    c = elementCode.size;
+    elementCode.set(el, c);
   }
-  return best as string;
+  return c;
+};
+
+/**
+ * The smallest image of an assignment under the permutations: equal keys = the same structure.
+ * Each image is a sorted list of numbers site × 4096 + element code, compared in place (no string
+ * per operation), so a 48-operation group costs about a microsecond per configuration.
+ */
+export const canonicalKey = (a: Assignment, perms: readonly Int32Array[]): string => {
+  const k = a.length;
+  const els = a.map(([, el]) => codeOf(el));
+  const image = new Float64Array(k);
+  let best: Float64Array | null = null;
+  const consider = (p: Int32Array | null) => {
+    for (let m = 0; m < k; m++) {
+      const site = (a[m] as readonly [number, string])[0];
+      image[m] = (p ? (p[site] as number) : site) * 4096 + (els[m] as number);
+    }
+    image.sort();
+    if (best === null) {
+      best = Float64Array.from(image);
+      return;
+    }
+    for (let m = 0; m < k; m++) {
+      const d = (image[m] as number) - (best[m] as number);
+      if (d < 0) {
+        best.set(image);
+        return;
+      }
+      if (d > 0) return;
+    }
+  };
+  if (perms.length === 0) consider(null);
+  for (const p of perms) consider(p);
+  return Array.from(best ?? [], (x: number) => x.toString(36)).join(",");
 };
 
 /** The host with the assignment applied: each listed site becomes the element, label = element, no properties. */

@@ -6,17 +6,7 @@
  * one structure at a time in the viewer; showing the first is one undoable step (undo returns to
  * the input), browsing replaces it in place, and "Export CIF" saves the one shown.
  */
-import {
-  AtomStudioError,
-  dope,
-  fromDict,
-  initSymmetry,
-  type Structure,
-  strain,
-  substitute,
-  toDict,
-  writeStructureFile,
-} from "atomstudio-core";
+import { dope, fromDict, initSymmetry, type Structure, strain, substitute, toDict, writeStructureFile } from "atomstudio-core";
 import { storedToken } from "../auth.ts";
 import type { Studio } from "../studio.ts";
 
@@ -137,7 +127,7 @@ export const mountBuildPanel = (el: HTMLElement, studio: Studio): BuildPanel => 
       body: JSON.stringify(body),
     });
     const out = await r.json();
-    if (!r.ok) throw new AtomStudioError(out.code ?? "ERROR", out.error ?? `HTTP ${r.status}`);
+    if (!r.ok) throw new Error(out.error ?? `HTTP ${r.status}`);
     return out as { structures?: unknown[]; structure?: unknown; labels?: string[]; truncated?: boolean; message?: string };
   };
 
@@ -155,7 +145,7 @@ export const mountBuildPanel = (el: HTMLElement, studio: Studio): BuildPanel => 
   const build = async (): Promise<{ structures: Structure[]; labels: string[]; note: string }> => {
     const current = studio.store.structure;
     const k = kind.value as Kind;
-    if (k !== "nanoparticle" && !current) throw new AtomStudioError("NO_STRUCTURE", "Load a structure first");
+    if (k !== "nanoparticle" && !current) throw new Error("Load a structure first");
     const host = current as Structure;
     if (k === "strain" || k === "doping" || k === "substitution") {
       await initSymmetry();

@@ -256,6 +256,27 @@ describe("bad input and abuse, per route (caps before work)", () => {
     ["defect", "supercell factor 11", { structure: cuCell, supercell: "11x1x1" }, 400, "INVALID_SCALING"],
     ["defect", "supercell past the atom cap", { structure: big, supercell: "10x10x10" }, 400, "TOO_MANY_ATOMS"],
     ["defect", "molecule", { structure: water }, 400, "MISSING_LATTICE"],
+    [
+      "defect",
+      "disordered host, every inequivalent site",
+      {
+        structure: {
+          ...cuCell,
+          sites: [
+            {
+              species: [
+                { element: "Cu", occu: 0.5 },
+                { element: "Au", occu: 0.5 },
+              ],
+              abc: [0, 0, 0],
+            },
+          ],
+        },
+        site_index: -1,
+      },
+      400,
+      "INVALID_STRUCTURE",
+    ],
     ["defect", "no structure", {}, 422, "MALFORMED_REQUEST"],
     ["strain", "unknown type", { structure: cuCell, strain_type: "twist" }, 400, "INVALID_STRAIN_TYPE"],
     ["strain", "magnitude 5", { structure: cuCell, magnitude: 5 }, 400, "INVALID_STRAIN"],

@@ -43,3 +43,21 @@ def require_index(i: int, n: int, field: str = "site_index") -> None:
     if i < 0 or i >= n:
         raise WorkerError("INVALID_INDEX", f"{field} {i} is out of range for {n} sites (0 to {n - 1}; -1 for every distinct site)",
                           {"field": field, "value": i, "n_sites": n})
+
+
+def generated(make, what: str) -> list:
+    """Run a pymatgen-analysis-defects generator; a structure it cannot analyse is a 400 of the request."""
+    try:
+        return list(make())
+    except WorkerError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the generators raise anything from ValueError to QhullError
+        reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+        raise WorkerError("INVALID_STRUCTURE", f"pymatgen-analysis-defects could not find {what} in this structure: {reason}",
+                          {"reason": reason}) from None
+
+
+def require_ordered(host, what: str) -> None:
+    if not host.is_ordered:
+        raise WorkerError("INVALID_STRUCTURE", f"{what} needs an ordered structure (every site one species of occupancy 1)",
+                          {"field": "structure"})

@@ -11,7 +11,8 @@ from typing import Any
 import numpy as np
 
 from ...errors import WorkerError
-from ._build_common import defects_module, first_image, images, require_index, structure_in, structure_out
+from ._build_common import (defects_module, first_image, generated, images, require_index, require_ordered, structure_in,
+                            structure_out)
 from ._common import check_cancel
 
 METHOD = "build_defect"
@@ -39,9 +40,12 @@ def run(params: dict[str, Any], ctx, cancel) -> dict[str, Any]:
         labels.append(label)
         defects.append(info)
 
+    if index == -1 or kind == "interstitial":
+        require_ordered(host, "Finding inequivalent defect sites")
     if kind == "vacancy":
         if index == -1:
-            chosen = [(_site_index(host, v.site), v.multiplicity) for v in gen.VacancyGenerator().generate(host)]
+            chosen = [(_site_index(host, v.site), v.multiplicity)
+                      for v in generated(lambda: gen.VacancyGenerator().generate(host), "vacancies")]
         else:
             require_index(index, n)
             chosen = [(index, None)]
@@ -56,7 +60,7 @@ def run(params: dict[str, Any], ctx, cancel) -> dict[str, Any]:
         if index == -1:
             mapping = {el.symbol: element for el in host.composition.elements if el.symbol != element}
             chosen = [(_site_index(host, d.site), d.multiplicity)
-                      for d in gen.SubstitutionGenerator().generate(host, mapping)]
+                      for d in generated(lambda: gen.SubstitutionGenerator().generate(host, mapping), "substitution sites")]
         else:
             require_index(index, n)
             chosen = [(index, None)]
@@ -68,8 +72,8 @@ def run(params: dict[str, Any], ctx, cancel) -> dict[str, Any]:
                  {"type": "substitution", "site_index": i, "element": element, "replaced": old, "multiplicity": mult,
                   "frac_coords": host[i].frac_coords.tolist()})
     else:  # interstitial
-        found = list(gen.VoronoiInterstitialGenerator(min_dist=float(params["min_distance"])).generate(
-            host, insert_species=[element]))
+        found = generated(lambda: gen.VoronoiInterstitialGenerator(min_dist=float(params["min_distance"])).generate(
+            host, insert_species=[element]), "voids")
         check_cancel(cancel)
         if not found:
             raise WorkerError("NO_INTERSTITIAL_SITES", "No void in this structure is far enough from every host atom",

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import WorkerError
-from ._build_common import defects_module, structure_in, structure_out
+from ._build_common import defects_module, generated, require_ordered, structure_in, structure_out
 from ._common import check_cancel
 
 METHOD = "build_intercalation"
@@ -40,7 +40,9 @@ def run(params: dict[str, Any], ctx, cancel) -> dict[str, Any]:
                                   f"min_distance {min_dist} Å", {"index": k, "distance": nearest})
     else:
         gen = defects_module()
-        voids = list(gen.VoronoiInterstitialGenerator(min_dist=min_dist).generate(host, insert_species=[species]))
+        require_ordered(host, "Finding voids")
+        voids = generated(lambda: gen.VoronoiInterstitialGenerator(min_dist=min_dist).generate(
+            host, insert_species=[species]), "voids")
         check_cancel(cancel)
         candidates = []
         for v in voids:

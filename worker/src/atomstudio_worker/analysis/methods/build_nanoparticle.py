@@ -39,8 +39,9 @@ def run(params: dict[str, Any], ctx, cancel) -> dict[str, Any]:
         raise unavailable("pymatgen", exc) from None
     try:
         atoms = cluster(params)
-    except (ValueError, KeyError, NotImplementedError, TypeError) as exc:
-        # ASE refuses an element without a reference lattice constant, or a lattice it does not know
+    except Exception as exc:  # noqa: BLE001
+        # the parameters were checked by the service: what ASE still refuses is this element or
+        # lattice (no reference lattice constant, a lattice it does not build), a 400 of the request
         reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
         raise WorkerError("INVALID_NANOPARTICLE", f"ASE cannot build this cluster: {reason}",
                           {"element": params["element"], "shape": params["shape"]}) from None

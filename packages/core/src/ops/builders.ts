@@ -224,6 +224,13 @@ const sample = <T>(pool: readonly T[], k: number, random: () => number): T[] => 
  * operations that do not map every site onto a site of the same species (a tolerance problem of a
  * slightly distorted input) are left out, which can only split classes, never merge them wrongly.
  */
+const ROUND = 1000;
+/** A fractional coordinate wrapped into [0, 1) on a grid of 1/ROUND (top level: no closure per call in hot loops). */
+const roundedFrac = (v: number): number => {
+  const w = Math.round((v - Math.floor(v)) * ROUND);
+  return w >= ROUND ? 0 : w;
+};
+
 export const sitePermutations = (s: Structure, symprec = DEFAULT_SYMPREC): Int32Array[] => {
   const lattice = requireLattice(s, "Symmetry-distinct configurations");
   const ops = symmetryOperations(s, { symprec });
@@ -261,14 +268,8 @@ export const sitePermutations = (s: Structure, symprec = DEFAULT_SYMPREC): Int32
   };
   // Fast path: an image of an exactly symmetric site lands on the same rounded fractional
   // position; the grid search below is the fallback that honours the tolerance everywhere.
-  const ROUND = 1000;
-  const roundedKey = (a: number, b: number, c: number): number => {
-    const q = (v: number) => {
-      const w = Math.round((v - Math.floor(v)) * ROUND);
-      return w >= ROUND ? 0 : w;
-    };
-    return (q(a) * ROUND + q(b)) * ROUND + q(c);
-  };
+  const roundedKey = (a: number, b: number, c: number): number =>
+    (roundedFrac(a) * ROUND + roundedFrac(b)) * ROUND + roundedFrac(c);
   const exact = new Map<number, number>();
   for (let i = 0; i < n; i++) exact.set(roundedKey(f[3 * i] as number, f[3 * i + 1] as number, f[3 * i + 2] as number), i);
   const within = (px: number, py: number, pz: number, j: number): boolean => {

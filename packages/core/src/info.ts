@@ -5,6 +5,7 @@
 import { density, structureFormula, structureReducedFormula } from "./analysis.ts";
 import { composition } from "./composition.ts";
 import { electronegativityOrder } from "./elements.ts";
+import { majorityElement } from "./geometry/sites.ts";
 import { latticeDict } from "./pymatgen.ts";
 import type { Structure } from "./structure.ts";
 import { type SymmetryInfo, symmetryInfo } from "./symmetry.ts";
@@ -46,13 +47,7 @@ export interface StructureInfoResult {
  * The element of a site: the only element of an ordered site, the majority element of a
  * disordered one (ties broken by electronegativity order, as pymatgen lists species).
  */
-const siteElement = (s: Structure, i: number): string => {
-  const sp = s.species[i] ?? [];
-  let best = sp[0];
-  for (const e of sp)
-    if (best && (e.occu > best.occu || (e.occu === best.occu && electronegativityOrder(e.element, best.element) < 0))) best = e;
-  return best?.element ?? "";
-};
+const siteElement = (s: Structure, i: number): string => majorityElement(s.species[i]);
 
 /**
  * Summary of a structure. `element_counts` are occupancy-weighted amounts (integers for ordered

@@ -162,6 +162,64 @@ const HETERO: Array<[string, string, Example]> = [
 const OFFLINE: Array<[string, string, Example]> = [
   ["health", "liveness", { method: "GET", path: "/api/health" }],
   [
+    "build_defect",
+    "one vacancy per inequivalent site",
+    { method: "POST", path: "/api/build/defect", body: { structure: cuCell, site_index: -1 } },
+  ],
+  [
+    "build_defect",
+    "an interstitial",
+    {
+      method: "POST",
+      path: "/api/build/defect",
+      body: { structure: cuCell, defect_type: "interstitial", substitute_element: "H" },
+    },
+  ],
+  ["build_strain", "a sweep", { method: "POST", path: "/api/build/strain", body: { structure: cuCell, axis: "a", n_steps: 3 } }],
+  [
+    "build_doping",
+    "enumerated",
+    {
+      method: "POST",
+      path: "/api/build/doping",
+      body: { structure: cuCell, dopant: "Au", host_element: "Cu", concentration: 2, enumerate: true },
+    },
+  ],
+  [
+    "build_intercalation",
+    "two guests",
+    { method: "POST", path: "/api/build/intercalation", body: { structure: cuCell, species: "H", n_intercalants: 2 } },
+  ],
+  [
+    "build_substitution",
+    "two groups",
+    {
+      method: "POST",
+      path: "/api/build/substitution",
+      body: {
+        structure: cuCell,
+        groups: [
+          { target_indices: [0], replacement_elements: ["Au", "Ag"] },
+          { target_indices: [1], replacement_elements: ["Au"] },
+        ],
+      },
+    },
+  ],
+  [
+    "build_random_substitution",
+    "seeded",
+    {
+      method: "POST",
+      path: "/api/build/random-substitution",
+      body: { structure: cuCell, host_element: "Cu", dopants: [{ element: "Au", count: 1 }], n_samples: 2, seed: 1 },
+    },
+  ],
+  [
+    "build_nanoparticle",
+    "an icosahedron",
+    { method: "POST", path: "/api/build/nanoparticle", body: { element: "Pt", shape: "icosahedron", shells: 2 } },
+  ],
+  [
     "add_atom",
     "O into Cu",
     { method: "POST", path: "/api/structure-ops/add-atom", body: { structure: cuCell, element: "O", position: [1, 1, 1] } },

@@ -127,6 +127,19 @@ export const SAMPLES: Record<string, Record<string, unknown>> = {
   svc_supercell: { structure: nacl, scaling: [2, 1, 1] },
   svc_slab: { structure: nacl, miller: [1, 0, 0], thickness: 2, vacuum: 10 },
   svc_merge: { base: nacl, incoming: water, position: [2.82, 2.82, 2.82] },
+  svc_build_strain: { structure: nacl, axis: "a", n_steps: 3 },
+  svc_build_doping: { structure: nacl, host_element: "Na", dopant: "K", concentration: 2, enumerate: true },
+  svc_build_substitution: { structure: nacl, groups: [{ target_indices: [0], replacement_elements: ["K", "Li"] }] },
+  svc_build_random_substitution: {
+    structure: nacl,
+    host_element: "Cl",
+    dopants: [{ element: "Br", count: 1 }],
+    n_samples: 2,
+    seed: 1,
+  },
+  svc_build_defect: { structure: nacl, site_index: -1 },
+  svc_build_intercalation: { structure: nacl, species: "Li" },
+  svc_build_nanoparticle: { element: "Pt", shape: "icosahedron", shells: 2 },
 };
 
 /** The error rows of the interface's tables: a tool, an input, the code it must fail with. */
@@ -148,6 +161,9 @@ const rows: [string, Record<string, unknown>, string][] = [
   ["svc_move_atoms", { structure: nacl, indices: [], displacement: [1, 0, 0] }, "EMPTY_INDICES"],
   ["svc_supercell", { structure: nacl, scaling: [0, 1, 1] }, "INVALID_SCALING"],
   ["svc_supercell", { structure: nacl, scaling: [11, 1, 1] }, "INVALID_SCALING"],
+  ["svc_build_strain", { structure: nacl, axis: "q" }, "INVALID_AXIS"],
+  ["svc_build_defect", { structure: nacl, supercell: "two" }, "INVALID_SCALING"],
+  ["svc_build_doping", { structure: nacl, host_element: "Na", dopant: "K", concentration: 99 }, "INVALID_CONCENTRATION"],
   ["svc_supercell", { structure: water, scaling: [2, 2, 2] }, "MISSING_LATTICE"],
   ["svc_supercell", { structure: nacl2, scaling: [10, 10, 10] }, "TOO_MANY_ATOMS"],
   ["svc_merge", { base: emptyMolecule, incoming: emptyMolecule, position: [0, 0, 0] }, "EMPTY_STRUCTURES"],

@@ -7,6 +7,7 @@ import { mountAdsorptionPanel } from "./adsorption/panel.ts";
 import { mountAnalysisPanel } from "./analysis/panel.ts";
 import { setStudioApi } from "./api.ts";
 import { ensureToken } from "./auth.ts";
+import { mountBuildPanel } from "./build/panel.ts";
 import { EXAMPLES, exampleById } from "./examples.ts";
 import { mountHeterostructurePanel } from "./heterostructure/panel.ts";
 import { mountOptimizePanel } from "./optimize/panel.ts";
@@ -389,6 +390,7 @@ const trajectories = mountTrajectoryPanel($("trajectory-panel"), studio);
 );
 mountHeterostructurePanel($("heterostructure-panel"), studio);
 mountAdsorptionPanel($("adsorption-panel"), studio);
+mountBuildPanel($("build-panel"), studio);
 setTheme(theme);
 
 // The assistant panel, when that module exists: src/assistant/index.ts exporting mountAssistant(el, api).

@@ -3,7 +3,15 @@
  * handlers, plus `api`, the object other parts of the studio (the assistant panel) and tests
  * use. Editing goes through the isomorphic core, the same functions the service runs.
  */
-import { type AnyStructureDict, fromDict, parseStructureFile, type Structure, toDict, writeStructureFile } from "atomstudio-core";
+import {
+  type AnyStructureDict,
+  fromDict,
+  majorityElement,
+  parseStructureFile,
+  type Structure,
+  toDict,
+  writeStructureFile,
+} from "atomstudio-core";
 import { type CommandHandler, RelayClient, type RelayOptions } from "./relay.ts";
 import { StudioStore } from "./store.ts";
 import {
@@ -54,12 +62,7 @@ export interface StudioApi {
   clientId(): string | null;
 }
 
-const elementOf = (s: Structure, i: number): string => {
-  const sp = s.species[i] ?? [];
-  let best = sp[0];
-  for (const e of sp) if (best && e.occu > best.occu) best = e;
-  return best?.element ?? "";
-};
+const elementOf = (s: Structure, i: number): string => majorityElement(s.species[i]);
 
 export const selectionOf = (s: Structure | null, indices: readonly number[]): SelectionResult => {
   const atoms = s

@@ -23,6 +23,7 @@ import {
 } from "atomstudio-core";
 
 import { placeDualTask, placeTask } from "../adsorption/placement.ts";
+import { coreBuildTask } from "../build/core.ts";
 import { type MdAnalysis, mdAnalyses } from "../md/analyses.ts";
 
 type Dict = Record<string, unknown>;
@@ -70,6 +71,7 @@ export const tasks = {
   md: ({ analysis, input }: { analysis: MdAnalysis; input: unknown }) => (mdAnalyses[analysis] as (i: unknown) => unknown)(input),
   adsorptionPlace: placeTask,
   adsorptionPlaceDual: placeDualTask,
+  build: coreBuildTask,
 };
 
 export type ComputeTasks = typeof tasks;

@@ -2,6 +2,7 @@
 import type { Operation } from "../registry/operation.ts";
 import { adsorptionOps } from "./adsorption.ts";
 import { analysisOps } from "./analysis.ts";
+import { buildOps } from "./build.ts";
 import { chatOps } from "./chat.ts";
 import { healthOp } from "./health.ts";
 import { heterostructureOps } from "./heterostructure.ts";
@@ -28,4 +29,5 @@ export const operations: Operation[] = [
   ...workflowOps,
   ...heterostructureOps,
   ...adsorptionOps,
+  ...buildOps,
 ] as unknown as Operation[];

@@ -4,6 +4,7 @@
  * providers stream text; command-line agents get the prompt, the current structure and this
  * service's MCP tools, and stream their events.
  */
+import { majorityElement } from "atomstudio-core";
 import type { StudioApi } from "../studio.ts";
 import { type Fetcher, streamEvents } from "./stream.ts";
 import { executeTool, loadTools, type ToolOutcome, type ToolSet } from "./tools.ts";
@@ -65,8 +66,8 @@ export const structureSummary = (api: StudioApi): string => {
   if (!s) return "No structure is loaded in the studio.";
   const counts = new Map<string, number>();
   for (const site of s.sites ?? []) {
-    const main = [...(site.species ?? [])].sort((a, b) => b.occu - a.occu)[0];
-    if (main) counts.set(main.element, (counts.get(main.element) ?? 0) + 1);
+    const main = majorityElement(site.species ?? []);
+    if (main) counts.set(main, (counts.get(main) ?? 0) + 1);
   }
   const formula = [...counts].map(([e, n]) => `${e}${n === 1 ? "" : n}`).join("");
   const m = s.lattice?.matrix;

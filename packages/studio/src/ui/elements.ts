@@ -2,7 +2,7 @@
  * The periodic-table picker (for every element field) and the legend of the elements present,
  * with a colour and radius override per element that the viewer applies.
  */
-import { ELEMENTS, type Structure } from "atomstudio-core";
+import { ELEMENTS, majorityElement, type Structure } from "atomstudio-core";
 
 /** Row and column (1-based) of an element in the 18-column table; lanthanides and actinides on rows 9 and 10. */
 export const tablePosition = (z: number): [number, number] => {
@@ -75,9 +75,8 @@ export interface ElementStyle {
 export const elementCounts = (s: Structure | null): [string, number][] => {
   const counts = new Map<string, number>();
   for (const sp of s?.species ?? []) {
-    let best = sp[0];
-    for (const e of sp) if (best && e.occu > best.occu) best = e;
-    if (best) counts.set(best.element, (counts.get(best.element) ?? 0) + 1);
+    const best = majorityElement(sp);
+    if (best) counts.set(best, (counts.get(best) ?? 0) + 1);
   }
   return [...counts];
 };

@@ -6,7 +6,7 @@
  * drawn atoms back to site indices. Selections go through that map: an image atom is never a
  * site of its own.
  */
-import { type AnyStructureDict, elementInfo, fromDict, type Structure, type Vec3 } from "atomstudio-core";
+import { type AnyStructureDict, elementInfo, fromDict, majorityElement, type Structure, type Vec3 } from "atomstudio-core";
 
 export interface SceneAtom {
   /** Index of the structure's site this atom draws. */
@@ -57,12 +57,7 @@ const DEFAULT_RADIUS = 1.5;
 const MIN_BOND = 0.4;
 
 /** Majority element of a site (the one drawn). */
-const siteElement = (s: Structure, i: number): string => {
-  const sp = s.species[i] ?? [];
-  let best = sp[0];
-  for (const e of sp) if (best && e.occu > best.occu) best = e;
-  return best?.element ?? "X";
-};
+const siteElement = (s: Structure, i: number): string => majorityElement(s.species[i], "X");
 
 const key = (site: number, t: Vec3): string => `${site},${t[0]},${t[1]},${t[2]}`;
 

@@ -4,7 +4,7 @@
  * in a compact form (lattice rows, one element per site, Cartesian positions) and come back the
  * same way, so the worker never parses the caller's JSON.
  */
-import { electronegativityOrder, fromDict, type SiteSpecies, type Structure } from "atomstudio-core";
+import { fromDict, majorityElement, type Structure } from "atomstudio-core";
 import { runAnalysis } from "../analysis/service.ts";
 import type { ServiceContext } from "../context.ts";
 import { serviceError } from "../errors/codes.ts";
@@ -25,18 +25,6 @@ export interface Compact {
 }
 
 /**
- * The element that names a site: the highest occupancy, ties to the first in pymatgen's formula
- * order (electronegativity), so a disordered site always gives the same element. Oxidation states
- * are dropped: placement is geometry.
- */
-const siteElement = (species: SiteSpecies): string => {
-  let best = species[0];
-  for (const e of species)
-    if (best && (e.occu > best.occu || (e.occu === best.occu && electronegativityOrder(e.element, best.element) < 0))) best = e;
-  return best?.element ?? "X";
-};
-
-/**
  * The compact form of a read structure. For a periodic one the fractional coordinates travel too,
  * taken from the request's own `abc` when every site has it: pymatgen builds its structure from
  * `abc`, and the Delaunay triangulation of a square or rectangular surface breaks its ties on the
@@ -48,7 +36,8 @@ export const compact = (s: Structure, raw?: unknown): Compact => {
     cart.push([s.cart[3 * i] as number, s.cart[3 * i + 1] as number, s.cart[3 * i + 2] as number]);
   const out: Compact = {
     lattice: s.lattice ? s.lattice.matrix.map((row) => [...row]) : null,
-    species: s.species.map(siteElement),
+    // one rule for a disordered site's element everywhere (the core's majority species); placement is geometry
+    species: s.species.map((sp) => majorityElement(sp, "X")),
     cart,
   };
   if (s.lattice) {

@@ -62,7 +62,12 @@ export const mountHeterostructurePanel = (el: HTMLElement, studio: Studio): void
   const sources: { name: string; dict: AnyStructureDict }[] = [];
   const substrate = h("select", { id: "het-substrate", title: "substrate: a structure opened in this session" });
   const film = h("select", { id: "het-film", title: "film: a structure opened in this session" });
-  const file = h("input", { id: "het-file", type: "file", title: "add a structure file to the choices" });
+  const file = h("input", {
+    id: "het-file",
+    type: "file",
+    title: "add a structure file to the choices",
+    "aria-label": "Add a structure file to the choices",
+  });
   const mode = h("select", {
     id: "het-mode",
     title: "slab: the two structures are slabs; bulk: crystals cut at the Miller indices",

@@ -30,10 +30,10 @@ export type GraphIssueCode =
   | "UNKNOWN_NODE_TYPE"
   | "DANGLING_REFERENCE"
   | "CYCLE_DETECTED"
-  | "INVALID_NODE_ID"
   | "DUPLICATE_NODE_ID"
-  | "EMPTY_WORKFLOW"
-  | "INVALID_NODE_PARAMS";
+  | "INVALID_NODE_PARAMS"
+  // what the service's request schema refuses (a bad node id, no nodes) as 422
+  | "MALFORMED_REQUEST";
 
 export interface GraphIssue {
   /** The node the issue belongs to; null for the workflow as a whole. */
@@ -119,13 +119,13 @@ export const topologicalOrder = (nodes: readonly WorkflowNode[]): { order: strin
  */
 export const validateWorkflow = (draft: WorkflowDraft, knownTypes: ReadonlySet<string>): GraphIssue[] => {
   const issues: GraphIssue[] = [];
-  if (!draft.nodes.length) issues.push({ node: null, code: "EMPTY_WORKFLOW", message: "Add at least one node" });
+  if (!draft.nodes.length) issues.push({ node: null, code: "MALFORMED_REQUEST", message: "Add at least one node" });
   const seen = new Set<string>();
   for (const n of draft.nodes) {
     if (!NODE_ID_PATTERN.test(n.id))
       issues.push({
         node: n.id,
-        code: "INVALID_NODE_ID",
+        code: "MALFORMED_REQUEST",
         message: `Node id ${JSON.stringify(n.id)}: a letter or _, then letters, digits, _ or - (64 at most)`,
       });
     if (n.retries !== undefined && !(Number.isInteger(n.retries) && n.retries >= 0 && n.retries <= NODE_LIMITS.maxRetries))

@@ -379,6 +379,8 @@ setStudioApi(studio.api);
 mountOptimizePanel($("optimize-panel"), studio);
 mountAnalysisPanel($("analysis-panel"), studio);
 const trajectories = mountTrajectoryPanel($("trajectory-panel"), studio);
+// For browser tests and the playback benchmark: the trajectory panel (its frames and stepping).
+(window as unknown as { __atomstudioTrajectory: typeof trajectories }).__atomstudioTrajectory = trajectories;
 setTheme(theme);
 
 // The assistant panel, when that module exists: src/assistant/index.ts exporting mountAssistant(el, api).

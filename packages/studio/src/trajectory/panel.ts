@@ -128,7 +128,8 @@ export const mountTrajectoryPanel = (el: HTMLElement, studio: Studio): Trajector
     if (!traj) return;
     frame = Math.max(0, Math.min(traj.nFrames - 1, f));
     // Move atoms in place; a frame that does not fit the drawn scene (other cell) is loaded whole.
-    if (!studio.viewer.setSitePositions(traj.frameCoords(frame))) studio.viewer.load(traj.frame(frame), { keepView: true });
+    if (!studio.viewer.setSitePositions(traj.frameCoords(frame), traj.cell(frame)))
+      studio.viewer.load(traj.frame(frame), { keepView: true });
     slider.value = String(frame);
     frameLabel.textContent = `${frame + 1} / ${traj.nFrames}${traj.times ? ` (${(traj.times[frame] as number).toFixed(3)} ps)` : ""}`;
     el.dataset.frame = String(frame);

@@ -91,6 +91,14 @@ export const mountTrajectoryPanel = (el: HTMLElement, studio: Studio): Trajector
   const rmsdBtn = h("button", { id: "traj-rmsd", type: "button", disabled: "" }, "RMSD") as HTMLButtonElement;
   const hbBtn = h("button", { id: "traj-hbonds", type: "button", disabled: "" }, "H-bonds") as HTMLButtonElement;
   const clBtn = h("button", { id: "traj-cluster", type: "button", disabled: "" }, "Clusters") as HTMLButtonElement;
+  const clMethod = h("select", { id: "traj-cluster-method", "aria-label": "clustering method" }) as HTMLSelectElement;
+  for (const [v, label] of [
+    ["agglomerative", "agglomerative"],
+    ["hdbscan", "HDBSCAN"],
+    ["dbscan", "DBSCAN"],
+    ["kmeans", "k-means"],
+  ])
+    clMethod.add(new Option(label, v));
   const chart = h("div", { id: "traj-chart", class: "chart" });
   const embedding = h("canvas", { id: "traj-embedding", class: "embedding", hidden: "" }) as HTMLCanvasElement;
   const clusters = h("div", { id: "traj-clusters", class: "clusters" });
@@ -102,7 +110,7 @@ export const mountTrajectoryPanel = (el: HTMLElement, studio: Studio): Trajector
     h("div", { class: "row" }, prev, play, next, slider, frameLabel),
     h("div", { class: "row" }, h("label", {}, "speed ", fps), h("label", {}, loop, " loop")),
     h("div", { class: "row" }, h("label", {}, "A ", selA), h("label", {}, "B ", selB)),
-    h("div", { class: "row" }, rdfBtn, rmsdBtn, hbBtn, clBtn),
+    h("div", { class: "row" }, rdfBtn, rmsdBtn, hbBtn, clBtn, clMethod),
     statusLine,
     chart,
     embedding,
@@ -379,7 +387,11 @@ export const mountTrajectoryPanel = (el: HTMLElement, studio: Studio): Trajector
       const t = traj as Trajectory;
       const a = elementsOf(selA);
       const step = Math.max(1, Math.ceil(t.nFrames / 1000));
-      const r = await call("clustering", { ...(a ? { selection: { elements: a } } : {}), frames_range: { step } });
+      const r = await call("clustering", {
+        ...(a ? { selection: { elements: a } } : {}),
+        frames_range: { step },
+        method: clMethod.value,
+      });
       plot?.destroy();
       plot = null;
       drawEmbedding(r.embedding as number[][], r.labels as number[], r.frames as number[]);

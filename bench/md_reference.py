@@ -59,4 +59,12 @@ from sklearn.cluster import AgglomerativeClustering  # noqa: E402
 dm = DistanceMatrix(u, select="all", step=cfg["cluster_step"]).run()
 AgglomerativeClustering(n_clusters=3, metric="precomputed", linkage="average").fit(dm.results.dist_matrix)
 out["clustering"] = time.perf_counter() - t
+
+t = time.perf_counter()
+u = load()
+from sklearn.cluster import HDBSCAN  # noqa: E402
+
+dm = DistanceMatrix(u, select="all", step=cfg["cluster_step"]).run()
+HDBSCAN(min_cluster_size=5, metric="precomputed", copy=True).fit(dm.results.dist_matrix)
+out["hdbscan"] = time.perf_counter() - t
 print(json.dumps(out))

@@ -24,6 +24,24 @@ const files: Array<[string, string, string, number, number | undefined]> = [
 ];
 
 describe("parse", () => {
+  it("every frame keeps its own site properties and info (forces, energy), not only the first", async () => {
+    const frame = (e: number, f: number) =>
+      `2\nLattice="5 0 0 0 5 0 0 0 5" Properties=species:S:1:pos:R:3:forces:R:3 energy=${e} pbc="T T T"\nH 0 0 0 ${f} 0 0\nH 0.7 0 0 ${-f} 0 0\n`;
+    const res = await app.inject({
+      method: "POST",
+      url: "/api/structure/parse",
+      payload: { content: frame(-1, 0.5) + frame(-2, 1.5) + frame(-3, 2.5), filename: "run.extxyz" },
+    });
+    expect(res.statusCode).toBe(200);
+    const frames = res.json().frames as { sites: { properties: { forces: number[] } }[]; properties: { energy: number } }[];
+    expect(frames.map((f) => f.properties.energy)).toEqual([-1, -2, -3]);
+    expect(frames.map((f) => f.sites.map((s) => s.properties.forces[0]))).toEqual([
+      [0.5, -0.5],
+      [1.5, -1.5],
+      [2.5, -2.5],
+    ]);
+  });
+
   it.each(files)("%s (JSON body)", async (file, filename, format, atoms, frames) => {
     const res = await app.inject({
       method: "POST",

@@ -391,6 +391,8 @@ const trajectories = mountTrajectoryPanel($("trajectory-panel"), studio);
 mountHeterostructurePanel($("heterostructure-panel"), studio);
 mountAdsorptionPanel($("adsorption-panel"), studio);
 mountBuildPanel($("build-panel"), studio);
+// For browser tests and the playback benchmark: the trajectory panel (its frames and stepping).
+(window as unknown as { __atomstudioTrajectory: typeof trajectories }).__atomstudioTrajectory = trajectories;
 setTheme(theme);
 
 // The assistant panel, when that module exists: src/assistant/index.ts exporting mountAssistant(el, api).

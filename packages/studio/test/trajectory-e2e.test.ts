@@ -14,6 +14,29 @@ import { ensureStudioBuilt, hasChromium, launchBrowser, openStudio, type Running
 const panelData = (page: Page, key: string) =>
   page.evaluate((k) => document.getElementById("trajectory-panel")?.dataset[k] ?? null, key);
 
+/** The shown frame and every atom 3Dmol draws: [site, x, y, z, image a, b, c]. */
+const drawnAtoms = (page: Page) =>
+  page.evaluate(() => {
+    const v = (
+      window as unknown as {
+        __atomstudio: {
+          viewer: {
+            scene: { atoms: { site: number; offset: number[] }[] };
+            viewer: { getModel(): { selectedAtoms(s: object): { index: number; x: number; y: number; z: number }[] } };
+          };
+        };
+      }
+    ).__atomstudio.viewer;
+    const atoms = v.viewer
+      .getModel()
+      .selectedAtoms({})
+      .map((a) => {
+        const sa = v.scene.atoms[a.index] as { site: number; offset: number[] };
+        return [sa.site, a.x, a.y, a.z, ...sa.offset] as [number, number, number, number, number, number, number];
+      });
+    return { frame: Number(document.getElementById("trajectory-panel")?.dataset.frame), atoms };
+  });
+
 describe.skipIf(!hasChromium)("trajectory player in the studio", () => {
   let svc: RunningService;
   let browser: Browser;
@@ -80,6 +103,18 @@ describe.skipIf(!hasChromium)("trajectory player in the studio", () => {
     expect(await page.textContent("#traj-status")).toContain(text);
   });
 
+  it("clusters with HDBSCAN (scikit-learn in the analysis worker) when it is picked", async () => {
+    await page.selectOption("#traj-cluster-method", "hdbscan");
+    await page.click("#traj-cluster");
+    await page.waitForFunction(() => /\(hdbscan\)/.test(document.getElementById("traj-status")?.textContent ?? ""), undefined, {
+      timeout: 60_000,
+    });
+    expect(await panelData(page, "analysis")).toBe("clustering");
+    await page.selectOption("#traj-cluster-method", "agglomerative");
+    await page.click("#traj-cluster");
+    await page.waitForFunction(() => /\(agglomerative\)/.test(document.getElementById("traj-status")?.textContent ?? ""));
+  });
+
   it("jumps to a cluster's medoid frame", async () => {
     const first = page.locator("#traj-clusters button").first();
     const label = (await first.textContent()) ?? "";
@@ -92,13 +127,15 @@ describe.skipIf(!hasChromium)("trajectory player in the studio", () => {
     // Its own page at the default size: software WebGL cost grows with the canvas.
     const small = await openStudio(browser, svc.url);
     const t = generateTrajectory({ nAtoms: 1000, nFrames: 120, cell: [22, 0, 0, 0, 22, 0, 0, 0, 22], seed: 8, step: 0.005 });
-    await small.setInputFiles("#traj-file", { name: "big.extxyz", mimeType: "text/plain", buffer: Buffer.from(toExtxyz(t)) });
+    const text = toExtxyz(t);
+    await small.setInputFiles("#traj-file", { name: "big.extxyz", mimeType: "text/plain", buffer: Buffer.from(text) });
     await small.waitForFunction(() => document.getElementById("trajectory-panel")?.dataset.nFrames === "120");
     await small.selectOption("#traj-fps", "60");
     await small.check("#traj-loop");
     await small.click("#traj-play");
     const t0 = Date.now();
     await small.waitForTimeout(3000);
+    const playingView = await drawnAtoms(small);
     await small.click("#traj-play");
     const seconds = (Date.now() - t0) / 1000;
     const shown = Number(await panelData(small, "shown"));
@@ -109,9 +146,22 @@ describe.skipIf(!hasChromium)("trajectory player in the studio", () => {
     );
     // The player keeps time (skipping frames when the page cannot present them all) ...
     expect(advanced / seconds).toBeGreaterThanOrEqual(30);
-    // The drawing rate is this machine's software WebGL (SwiftShader) and is logged, not asserted:
-    // a step measured 35 ms at 640×480 and ~190 ms at 1000×700 here under load (see the README).
+    // The drawing rate is this machine's software WebGL (SwiftShader), shared with other work: the
+    // 30 frames/s goal is measured by bench/trajectory-player.ts; here only a floor far below it
+    // (a step cost 64 ms here once, on a loaded shared machine, against 20 ms idle).
     expect(stepMs).toBeGreaterThan(0);
+    expect(shown / seconds).toBeGreaterThanOrEqual(5);
+    // What is drawn is the shown frame, while playing (atoms moved in place) and after pausing
+    // (the frame loaded whole): every drawn atom, periodic images too, sits at its site's
+    // coordinates in that frame plus its image's lattice translation (the cell is 22 Å cubic).
+    const frames = readTrajectory(text, { filename: "big.extxyz" }).trajectory;
+    for (const { frame, atoms } of [playingView, await drawnAtoms(small)]) {
+      const want = frames.frameCoords(frame);
+      expect(atoms.length).toBeGreaterThanOrEqual(1000);
+      for (const [site, x, y, z, ...image] of atoms)
+        for (const [k, got] of [x, y, z].entries())
+          expect(got).toBeCloseTo((want[3 * site + k] as number) + 22 * (image[k] as number), 6);
+    }
     expect(await panelData(small, "playing")).toBe("false");
     // It looped: more frames advanced than the trajectory holds.
     expect(advanced).toBeGreaterThan(120);

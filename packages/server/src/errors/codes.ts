@@ -36,6 +36,10 @@ export const ERROR_CODES = {
   },
   INCONSISTENT_FRAMES: { status: 400, meaning: "frames of a trajectory have different atom counts or species" },
   INVALID_CELL: { status: 400, meaning: "a cell with zero volume or non-finite numbers" },
+  INVALID_CLUSTER_PARAMETERS: {
+    status: 400,
+    meaning: "HDBSCAN's min_cluster_size or min_samples above the number of frames (or an invalid distance matrix)",
+  },
   INVALID_CUTOFF: { status: 400, meaning: "a neighbour-search cutoff that is not a positive number" },
   INVALID_ENCODING: { status: 400, meaning: "base64 or compressed (gzip, bzip2) data is corrupt" },
   INVALID_FRAME_RANGE: { status: 400, meaning: "the frame range selects no frame" },

@@ -22,7 +22,7 @@ import {
   unwrappedCoordinates,
 } from "atomstudio-core";
 import type { z } from "zod";
-import type { clusteringOp, hbondsOp, rdfOp, rmsdOp } from "../operations/md.ts";
+import type { clusteringInput, hbondsOp, rdfOp, rmsdOp } from "../operations/md.ts";
 import { loadTrajectory, MD_LIMITS } from "./files.ts";
 
 /** Donor and acceptor elements when the request names none (MDAnalysis's usual N, O, F). */
@@ -132,7 +132,10 @@ const hbondsAnalysis = (input: z.output<(typeof hbondsOp)["input"]>) => {
   };
 };
 
-const clusteringAnalysis = (input: z.output<(typeof clusteringOp)["input"]>) => {
+type ClusteringInput = z.output<typeof clusteringInput>;
+
+/** The first half of a clustering: the frames' pairwise RMSD matrix (and the vectors k-means needs). */
+const clusteringFeatures = (input: ClusteringInput) => {
   const { trajectory, frames, info } = prepare(input);
   const F = frames.length;
   if (F > MD_LIMITS.maxClusterFrames)
@@ -151,27 +154,30 @@ const clusteringAnalysis = (input: z.output<(typeof clusteringOp)["input"]>) => 
         n_atoms: atoms.length,
       },
     );
-  const method = input.method ?? "agglomerative";
   const fit = input.fit ?? !trajectory.hasCell;
   const n = atoms.length;
   const xyz = unwrappedCoordinates(trajectory, atoms, frames, trajectory.hasCell);
   if (fit) centreFrames(xyz, n);
   const dist = pairwiseRmsd(xyz, n, fit);
-  const k = input.n_clusters ?? Math.min(3, F);
-  if ((method === "agglomerative" || method === "kmeans") && k > F)
-    fail("INVALID_N_CLUSTERS", `n_clusters ${k} exceeds the ${F} frames`, { n_clusters: k, n_frames: F });
-  let labels: Int32Array;
-  if (method === "dbscan") labels = dbscan(dist, F, input.eps_ang ?? 1.0, input.min_samples ?? 5);
-  else if (method === "kmeans") labels = kmeans(xyz, F, k, { seed: input.seed ?? 0 }).labels;
-  else {
-    const Z = linkageMatrix(dist, F, (input.linkage ?? "average") as Linkage);
-    labels = cutLinkage(Z, F, input.distance_threshold_ang !== undefined ? { threshold: input.distance_threshold_ang } : { k });
-  }
+  return { info, frames, F, fit, xyz, dist };
+};
+
+/** The second half: each cluster's medoid, the 2D embedding and the response, for any labels. */
+const clusteringResult = (r: {
+  info: ReturnType<typeof prepare>["info"];
+  frames: number[];
+  F: number;
+  fit: boolean;
+  dist: Float64Array;
+  labels: Int32Array;
+  method: string;
+}) => {
+  const { frames, F, dist, labels } = r;
   const med = medoids(dist, F, labels);
   const emb = embed2d(dist, F);
   return {
-    ...info,
-    method,
+    ...r.info,
+    method: r.method,
     labels: Array.from(labels),
     n_clusters: med.length,
     clusters: med.map((m, c) => ({
@@ -184,10 +190,72 @@ const clusteringAnalysis = (input: z.output<(typeof clusteringOp)["input"]>) => 
       Number((emb[2 * i + 1] as number).toFixed(6)),
     ]),
     metric: "rmsd_ang" as const,
-    fit,
+    fit: r.fit,
   };
 };
 
+/** Bounds of HDBSCAN's parameters (scikit-learn's), checked before any work with a coded 400. */
+export const checkHdbscanParameters = (input: ClusteringInput, F: number): void => {
+  const mcs = input.min_cluster_size ?? 5;
+  if (mcs > F)
+    fail("INVALID_CLUSTER_PARAMETERS", `min_cluster_size ${mcs} exceeds the ${F} frames`, { min_cluster_size: mcs, n_frames: F });
+  if (input.min_samples !== undefined && input.min_samples > F)
+    fail("INVALID_CLUSTER_PARAMETERS", `min_samples ${input.min_samples} exceeds the ${F} frames`, {
+      min_samples: input.min_samples,
+      n_frames: F,
+    });
+};
+
+/**
+ * HDBSCAN, stage one (in the pool): the RMSD matrix as little-endian float64 bytes in base64,
+ * for scikit-learn in the analysis worker (operations/md.ts sends it there).
+ */
+const hdbscanDistances = (input: ClusteringInput) => {
+  const { info, frames, F, fit, dist } = clusteringFeatures(input);
+  checkHdbscanParameters(input, F);
+  const bytes = new Uint8Array(dist.buffer, dist.byteOffset, dist.byteLength);
+  return { info, frames, F, fit, distance: Buffer.from(bytes).toString("base64") };
+};
+
+/** HDBSCAN, stage two (in the pool): scikit-learn's labels with the medoids and the embedding. */
+const hdbscanResult = (r: {
+  info: ReturnType<typeof prepare>["info"];
+  frames: number[];
+  F: number;
+  fit: boolean;
+  distance: string;
+  labels: number[];
+}) => {
+  const raw = Buffer.from(r.distance, "base64");
+  const dist = new Float64Array(raw.buffer.slice(raw.byteOffset, raw.byteOffset + raw.byteLength));
+  return clusteringResult({ ...r, dist, labels: Int32Array.from(r.labels), method: "hdbscan" });
+};
+
+const clusteringAnalysis = (input: ClusteringInput) => {
+  const method = input.method ?? "agglomerative";
+  if (method === "hdbscan") fail("INVALID_CLUSTER_PARAMETERS", "hdbscan runs in the analysis worker, not here");
+  const features = clusteringFeatures(input);
+  const { F, xyz, dist } = features;
+  const k = input.n_clusters ?? Math.min(3, F);
+  if ((method === "agglomerative" || method === "kmeans") && k > F)
+    fail("INVALID_N_CLUSTERS", `n_clusters ${k} exceeds the ${F} frames`, { n_clusters: k, n_frames: F });
+  let labels: Int32Array;
+  if (method === "dbscan") labels = dbscan(dist, F, input.eps_ang ?? 1.0, input.min_samples ?? 5);
+  else if (method === "kmeans") labels = kmeans(xyz, F, k, { seed: input.seed ?? 0 }).labels;
+  else {
+    const Z = linkageMatrix(dist, F, (input.linkage ?? "average") as Linkage);
+    labels = cutLinkage(Z, F, input.distance_threshold_ang !== undefined ? { threshold: input.distance_threshold_ang } : { k });
+  }
+  return clusteringResult({ ...features, labels, method });
+};
+
 /** The analyses by name, for the compute pool's `md` task. */
-export const mdAnalyses = { rdf: rdfAnalysis, rmsd: rmsdAnalysis, hbonds: hbondsAnalysis, clustering: clusteringAnalysis };
+export const mdAnalyses = {
+  rdf: rdfAnalysis,
+  rmsd: rmsdAnalysis,
+  hbonds: hbondsAnalysis,
+  clustering: clusteringAnalysis,
+  hdbscan_distances: hdbscanDistances,
+  hdbscan_result: hdbscanResult,
+};
 export type MdAnalysis = keyof typeof mdAnalyses;

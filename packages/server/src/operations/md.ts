@@ -8,6 +8,7 @@
  * indices 0-based.
  */
 import { z } from "zod";
+import { runAnalysis } from "../analysis/service.ts";
 import { COMPUTE_ERRORS, compute } from "../compute/service.ts";
 import type { ServiceContext } from "../context.ts";
 import type { MdAnalysis } from "../md/analyses.ts";
@@ -199,7 +200,56 @@ export const hbondsOp = defineOperation({
   handler: (input, ctx) => inPool(ctx, "hbonds", input),
 });
 
-const METHODS = ["agglomerative", "dbscan", "kmeans"] as const;
+const METHODS = ["agglomerative", "dbscan", "kmeans", "hdbscan"] as const;
+
+export const clusteringInput = z.object({
+  ...common,
+  selection: Selection.optional(),
+  method: z.enum(METHODS).optional().describe("agglomerative (default), dbscan, kmeans or hdbscan"),
+  n_clusters: z.number().int().min(1).optional().describe("agglomerative and kmeans (default 3)"),
+  linkage: z.enum(["single", "complete", "average", "ward"]).optional(),
+  distance_threshold_ang: z.number().positive().optional().describe("agglomerative: cut at this RMSD instead of n_clusters"),
+  eps_ang: z.number().positive().optional().describe("dbscan neighbourhood radius, Å RMSD (default 1.0)"),
+  min_samples: z.number().int().min(1).optional().describe("dbscan (default 5); hdbscan (default min_cluster_size)"),
+  min_cluster_size: z
+    .number()
+    .int()
+    .min(2)
+    .optional()
+    .describe("hdbscan: smallest cluster, frames (default 5, at most the frames)"),
+  cluster_selection_epsilon_ang: z
+    .number()
+    .min(0)
+    .optional()
+    .describe("hdbscan: clusters closer than this RMSD are merged (default 0)"),
+  allow_single_cluster: z.boolean().optional().describe("hdbscan: allow one cluster for all frames (default false)"),
+  fit: z.boolean().optional(),
+  seed: z.number().int().optional().describe("kmeans seed (default 0)"),
+});
+
+/**
+ * HDBSCAN: the RMSD matrix is built in the compute pool as for the other methods, scikit-learn's
+ * `HDBSCAN(metric="precomputed")` labels it in the warm analysis worker (no maintained JavaScript
+ * HDBSCAN exists), and the pool adds the medoids and the embedding.
+ */
+const hdbscanClustering = async (input: z.output<typeof clusteringInput>, ctx: ServiceContext): Promise<never> => {
+  type Stage = { info: unknown; frames: number[]; F: number; fit: boolean; distance: string };
+  const stage = (await inPool(ctx, "hdbscan_distances", input)) as Stage;
+  const { labels } = await runAnalysis<{ labels: number[] }>(
+    ctx,
+    "md_hdbscan",
+    {},
+    {
+      distance: stage.distance,
+      n_frames: stage.F,
+      min_cluster_size: input.min_cluster_size ?? 5,
+      ...(input.min_samples !== undefined ? { min_samples: input.min_samples } : {}),
+      cluster_selection_epsilon: input.cluster_selection_epsilon_ang ?? 0,
+      allow_single_cluster: input.allow_single_cluster ?? false,
+    },
+  );
+  return inPool(ctx, "hdbscan_result", { ...stage, labels });
+};
 
 export const clusteringOp = defineOperation({
   id: "md_clustering",
@@ -207,19 +257,8 @@ export const clusteringOp = defineOperation({
   path: "/api/md/clustering",
   tag: "md",
   summary: "Cluster trajectory frames by RMSD (agglomerative by default, DBSCAN, k-means), with a 2D embedding and medoid frames",
-  description: `Frames are compared by pairwise RMSD of the selection (fitted for molecules, on unwrapped coordinates in a cell). agglomerative: scipy linkage (average by default) cut into n_clusters or at distance_threshold_ang; dbscan: scikit-learn DBSCAN on the RMSD matrix (eps_ang, min_samples; label -1 is noise); kmeans: scikit-learn KMeans on the coordinates. More than ${MD_LIMITS.maxClusterFrames} frames is 400 TOO_MANY_FRAMES: give frames_range.step. HDBSCAN is not offered yet (no maintained JavaScript implementation to build on).`,
-  input: z.object({
-    ...common,
-    selection: Selection.optional(),
-    method: z.enum(METHODS).optional().describe("agglomerative (default), dbscan or kmeans"),
-    n_clusters: z.number().int().min(1).optional().describe("agglomerative and kmeans (default 3)"),
-    linkage: z.enum(["single", "complete", "average", "ward"]).optional(),
-    distance_threshold_ang: z.number().positive().optional().describe("agglomerative: cut at this RMSD instead of n_clusters"),
-    eps_ang: z.number().positive().optional().describe("dbscan neighbourhood radius, Å RMSD (default 1.0)"),
-    min_samples: z.number().int().min(1).optional().describe("dbscan (default 5)"),
-    fit: z.boolean().optional(),
-    seed: z.number().int().optional().describe("kmeans seed (default 0)"),
-  }),
+  description: `Frames are compared by pairwise RMSD of the selection (fitted for molecules, on unwrapped coordinates in a cell). agglomerative: scipy linkage (average by default) cut into n_clusters or at distance_threshold_ang; dbscan: scikit-learn DBSCAN on the RMSD matrix (eps_ang, min_samples; label -1 is noise); kmeans: scikit-learn KMeans on the coordinates. More than ${MD_LIMITS.maxClusterFrames} frames is 400 TOO_MANY_FRAMES: give frames_range.step. hdbscan: scikit-learn HDBSCAN on the same RMSD matrix (min_cluster_size, min_samples, cluster_selection_epsilon_ang; label -1 is noise), run in the analysis worker.`,
+  input: clusteringInput,
   output: z.object({
     ...FrameInfo,
     method: z.string(),
@@ -230,11 +269,17 @@ export const clusteringOp = defineOperation({
     metric: z.literal("rmsd_ang"),
     fit: z.boolean(),
   }),
-  errors: [...commonErrors, { status: 400, code: "INVALID_N_CLUSTERS", when: "n_clusters exceeds the frames" }],
+  errors: [
+    ...commonErrors,
+    { status: 400, code: "INVALID_N_CLUSTERS", when: "n_clusters exceeds the frames" },
+    { status: 400, code: "INVALID_CLUSTER_PARAMETERS", when: "hdbscan: min_cluster_size or min_samples exceeds the frames" },
+    { status: 503, code: "ANALYSIS_UNAVAILABLE", when: "hdbscan: scikit-learn is not installed in the analysis worker" },
+    { status: 504, code: "DEADLINE_EXCEEDED", when: "hdbscan: the analysis worker took longer than its deadline" },
+  ],
   mcp: "svc_clustering",
   assistant: { name: "md_clustering", description: "Cluster the frames of a trajectory file", replacesStructure: false },
   // CPU work: in the compute pool (worker threads, deadline), never on the event loop.
-  handler: (input, ctx) => inPool(ctx, "clustering", input),
+  handler: (input, ctx) => (input.method === "hdbscan" ? hdbscanClustering(input, ctx) : inPool(ctx, "clustering", input)),
 });
 
 export const mdOps = [rdfOp, rmsdOp, hbondsOp, clusteringOp];

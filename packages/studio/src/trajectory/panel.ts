@@ -91,6 +91,14 @@ export const mountTrajectoryPanel = (el: HTMLElement, studio: Studio): Trajector
   const rmsdBtn = h("button", { id: "traj-rmsd", type: "button", disabled: "" }, "RMSD") as HTMLButtonElement;
   const hbBtn = h("button", { id: "traj-hbonds", type: "button", disabled: "" }, "H-bonds") as HTMLButtonElement;
   const clBtn = h("button", { id: "traj-cluster", type: "button", disabled: "" }, "Clusters") as HTMLButtonElement;
+  const clMethod = h("select", { id: "traj-cluster-method", "aria-label": "clustering method" }) as HTMLSelectElement;
+  for (const [v, label] of [
+    ["agglomerative", "agglomerative"],
+    ["hdbscan", "HDBSCAN"],
+    ["dbscan", "DBSCAN"],
+    ["kmeans", "k-means"],
+  ])
+    clMethod.add(new Option(label, v));
   const chart = h("div", { id: "traj-chart", class: "chart" });
   const embedding = h("canvas", { id: "traj-embedding", class: "embedding", hidden: "" }) as HTMLCanvasElement;
   const clusters = h("div", { id: "traj-clusters", class: "clusters" });
@@ -102,7 +110,7 @@ export const mountTrajectoryPanel = (el: HTMLElement, studio: Studio): Trajector
     h("div", { class: "row" }, prev, play, next, slider, frameLabel),
     h("div", { class: "row" }, h("label", {}, "speed ", fps), h("label", {}, loop, " loop")),
     h("div", { class: "row" }, h("label", {}, "A ", selA), h("label", {}, "B ", selB)),
-    h("div", { class: "row" }, rdfBtn, rmsdBtn, hbBtn, clBtn),
+    h("div", { class: "row" }, rdfBtn, rmsdBtn, hbBtn, clBtn, clMethod),
     statusLine,
     chart,
     embedding,
@@ -128,7 +136,7 @@ export const mountTrajectoryPanel = (el: HTMLElement, studio: Studio): Trajector
     if (!traj) return;
     frame = Math.max(0, Math.min(traj.nFrames - 1, f));
     // Move atoms in place; a frame that does not fit the drawn scene (other cell) is loaded whole.
-    if (draw && !studio.viewer.setSitePositions(traj.frameCoords(frame)))
+    if (draw && !studio.viewer.setSitePositions(traj.frameCoords(frame), traj.cell(frame)))
       studio.viewer.load(traj.frame(frame), { keepView: true });
     slider.value = String(frame);
     frameLabel.textContent = `${frame + 1} / ${traj.nFrames}${traj.times ? ` (${(traj.times[frame] as number).toFixed(3)} ps)` : ""}`;
@@ -380,7 +388,11 @@ export const mountTrajectoryPanel = (el: HTMLElement, studio: Studio): Trajector
       const t = traj as Trajectory;
       const a = elementsOf(selA);
       const step = Math.max(1, Math.ceil(t.nFrames / 1000));
-      const r = await call("clustering", { ...(a ? { selection: { elements: a } } : {}), frames_range: { step } });
+      const r = await call("clustering", {
+        ...(a ? { selection: { elements: a } } : {}),
+        frames_range: { step },
+        method: clMethod.value,
+      });
       plot?.destroy();
       plot = null;
       drawEmbedding(r.embedding as number[][], r.labels as number[], r.frames as number[]);

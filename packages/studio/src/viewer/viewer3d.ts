@@ -39,6 +39,23 @@ export const eulerQuaternion = (deg: readonly number[]): [number, number, number
   return [sx * cy * cz - cx * sy * sz, cx * sy * cz + sx * cy * sz, cx * cy * sz - sx * sy * cz, cx * cy * cz + sx * sy * sz];
 };
 
+/**
+ * Whether WebGL here is drawn by the CPU (SwiftShader, llvmpipe: headless browsers, remote
+ * desktops, machines without a GPU driver), where multisampling costs as much as the drawing.
+ */
+const softwareWebGL = (): boolean => {
+  try {
+    const gl = document.createElement("canvas").getContext("webgl2");
+    if (!gl) return false;
+    const info = gl.getExtension("WEBGL_debug_renderer_info");
+    const renderer = String(gl.getParameter(info ? info.UNMASKED_RENDERER_WEBGL : gl.RENDERER));
+    gl.getExtension("WEBGL_lose_context")?.loseContext();
+    return /swiftshader|llvmpipe|softpipe|software/i.test(renderer);
+  } catch {
+    return false;
+  }
+};
+
 /** A per-element look that overrides the defaults (the studio's legend). */
 export interface ElementStyle {
   color?: string;
@@ -92,7 +109,13 @@ export class MolViewer {
     this.container = container;
     // WebGL antialiasing without 3Dmol's 2x supersampling ("upscale"): a quarter of the pixels,
     // which is what keeps software renderers (headless, remote desktops) usable on large cells.
-    this.viewer = createViewer(container, { backgroundColor: this.options.background, antialias: true, upscale: false } as never);
+    // A software renderer gets no multisampling either: 4x MSAA made each draw of 1,000 atoms
+    // four times slower under SwiftShader (68 ms against 17 ms), too slow to play trajectories.
+    this.viewer = createViewer(container, {
+      backgroundColor: this.options.background,
+      antialias: !softwareWebGL(),
+      upscale: false,
+    } as never);
     // Follow the container's size (layout changes, panels opening), not only window resizes.
     if (typeof ResizeObserver !== "undefined") new ResizeObserver(() => this.resize()).observe(container);
   }
@@ -149,24 +172,36 @@ export class MolViewer {
 
   /**
    * Move the drawn atoms to new site positions without rebuilding the scene (trajectory
-   * playback): the same atoms, images and bonds, each atom at its site plus its image offset.
-   * False when the positions do not fit the loaded structure (then load the frame instead).
+   * playback): the same atoms, periodic images and bonds, each atom at its site plus its image's
+   * lattice translation. False when the positions do not fit the loaded structure, or `cell`
+   * (9 numbers, rows a, b, c) is not the loaded one: then load the frame instead.
    */
-  setSitePositions(cart: Float64Array): boolean {
+  setSitePositions(cart: Float64Array, cell: ArrayLike<number> | null = null): boolean {
     const model = this.#model;
     const scene = this.scene;
-    if (!model || !scene || !this.structure || cart.length !== 3 * this.structure.length) return false;
+    const s = this.structure;
+    if (!model || !scene || !s || cart.length !== 3 * s.length) return false;
+    const m = s.lattice?.matrix;
+    if (cell && (!m || m.some((row, i) => row.some((v, k) => Math.abs(v - (cell[3 * i + k] as number)) > 1e-9)))) return false;
     const atoms = model.selectedAtoms({}) as { index: number; x: number; y: number; z: number }[];
     for (const a of atoms) {
       const sa = scene.atoms[a.index];
       if (!sa) continue;
       const o = 3 * sa.site;
-      a.x = (cart[o] as number) + sa.offset[0];
-      a.y = (cart[o + 1] as number) + sa.offset[1];
-      a.z = (cart[o + 2] as number) + sa.offset[2];
+      const [ta, tb, tc] = sa.offset;
+      let [x, y, z] = [cart[o] as number, cart[o + 1] as number, cart[o + 2] as number];
+      if (m && (ta || tb || tc)) {
+        x += ta * m[0][0] + tb * m[1][0] + tc * m[2][0];
+        y += ta * m[0][1] + tb * m[1][1] + tc * m[2][1];
+        z += ta * m[0][2] + tb * m[1][2] + tc * m[2][2];
+      }
+      a.x = x;
+      a.y = y;
+      a.z = z;
     }
-    // Restyling marks the model's geometry stale, so the render draws the new positions.
-    this.#style();
+    // Mark the model's geometry stale (what 3Dmol's own setFrame does), so the render rebuilds it
+    // at the new positions; the styles, bonds and periodic images stay as they are.
+    model.molObj = null;
     this.viewer.render();
     return true;
   }

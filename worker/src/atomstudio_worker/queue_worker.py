@@ -51,6 +51,9 @@ def available_calculators() -> list[str]:
     return [c["id"] for c in calculators_result()["calculators"] if c["available"] and c.get("runs_in") != "browser"]
 
 
+# Details of a failure follow this mark in the failed reason (packages/server/src/workflow/engine.ts).
+FAILURE_DETAILS_MARK = "\n@error "
+
 class QueueWorker:
     def __init__(self, url: str, calculators: list[str], lock_ms: int):
         self.url = url
@@ -107,6 +110,9 @@ class QueueWorker:
                     raise UnrecoverableError(
                         f"DEADLINE_EXCEEDED: The node did not finish within its deadline of {timeout_ms / 1000} s")
                 message = f"{exc.code}: {exc.message}"
+                if exc.details is not None:
+                    # the service hands these back to an HTTP caller waiting for the job
+                    message += FAILURE_DETAILS_MARK + json.dumps({"details": exc.details})
                 raise (UnrecoverableError(message) if exc.code in _PERMANENT else Exception(message)) from None
             except Exception as exc:
                 if type(exc).__name__ == "Cancelled" or expired:

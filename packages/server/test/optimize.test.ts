@@ -6,12 +6,15 @@ import { fccCluster, runPython } from "atomstudio-testkit";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
+import { hasRedis, startRedis } from "../../studio/test/support.ts";
 import type { ServiceContext } from "../src/context.ts";
 import { buildApp } from "../src/http/app.ts";
+import { calcQueue } from "../src/jobs/queue.ts";
 import { WorkerPool } from "../src/optimize/pool.ts";
 import { calculatorPool, workerEnvironment } from "../src/optimize/service.ts";
 import { WorkerProcess, workerPython } from "../src/optimize/worker.ts";
 import { optimizeWsPlugin } from "../src/optimize/ws.ts";
+import { workflowPlugin } from "../src/workflow/plugin.ts";
 import { testConfig } from "./helpers.ts";
 
 const cuCluster = (reps: number, jitter = 0.15) => fccCluster(reps, { jitter });
@@ -20,15 +23,40 @@ let app: FastifyInstance;
 let ctx: ServiceContext;
 let base: string;
 let wsBase: string;
+/**
+ * The HTTP rows run twice where redis-server is installed: on a service without Redis (the
+ * direct worker pool) and on one with a real Redis, where every request is a BullMQ job
+ * (jobs/calculator-jobs.ts) and the answer carries its job_id.
+ */
+const MODES = hasRedis ? (["direct", "queue"] as const) : (["direct"] as const);
+type Mode = (typeof MODES)[number];
+const bases: Partial<Record<Mode, string>> = {};
+let queueApp: FastifyInstance | undefined;
+let redis: { stop(): Promise<void> } | undefined;
 beforeAll(async () => {
   ({ app, ctx } = await buildApp({ config: testConfig(), plugins: [optimizeWsPlugin] }));
   base = await app.listen({ host: "127.0.0.1", port: 0 });
+  bases.direct = base;
   wsBase = base.replace("http", "ws");
+  if (hasRedis) {
+    const r = await startRedis();
+    redis = r;
+    const built = await buildApp({ config: testConfig({ queueUrl: r.url }), plugins: [workflowPlugin(), optimizeWsPlugin] });
+    queueApp = built.app;
+    bases.queue = await built.app.listen({ host: "127.0.0.1", port: 0 });
+    // the service's own pool takes calc-emt once it has listed its calculators
+    const queues = built.ctx.services.queue;
+    while (!((await queues?.queue(calcQueue("emt")).getWorkersCount()) ?? 0)) await new Promise((r) => setTimeout(r, 50));
+  }
 }, 60_000);
-afterAll(() => app.close());
+afterAll(async () => {
+  await app.close();
+  await queueApp?.close();
+  await redis?.stop();
+});
 
-const post = async (path: string, body: unknown) => {
-  const res = await fetch(`${base}${path}`, {
+const post = async (path: string, body: unknown, mode: Mode = "direct") => {
+  const res = await fetch(`${bases[mode]}${path}`, {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify(body),
@@ -84,19 +112,27 @@ describe("calculator listing", () => {
   });
 });
 
-describe("conformance with ASE run directly", () => {
+describe.each(MODES)("conformance with ASE run directly (%s)", (mode) => {
   it("EMT single point and BFGS relaxation equal ASE's", async () => {
     const cluster = cuCluster(1);
-    const energy = await post("/api/optimize/energy", { structure: cluster, calculator: "emt" });
+    const energy = await post("/api/optimize/energy", { structure: cluster, calculator: "emt" }, mode);
     expect(energy.status).toBe(200);
-    const opt = await post("/api/optimize/structure", {
-      structure: cluster,
-      calculator: "emt",
-      optimizer: "bfgs",
-      fmax: 0.01,
-      max_steps: 300,
-    });
+    const opt = await post(
+      "/api/optimize/structure",
+      {
+        structure: cluster,
+        calculator: "emt",
+        optimizer: "bfgs",
+        fmax: 0.01,
+        max_steps: 300,
+      },
+      mode,
+    );
     expect(opt.status).toBe(200);
+    // through BullMQ exactly when the service has a queue
+    for (const body of [energy.body, opt.body])
+      if (mode === "queue") expect(body.job_id).toMatch(/^j-emt-/);
+      else expect(body.job_id).toBeUndefined();
     const ase = await runPython<{ e0: number; e: number; pos: number[][] }>(
       `
 import json, sys
@@ -124,12 +160,16 @@ json.dump({"e0": e0, "e": atoms.get_potential_energy(), "pos": atoms.positions.t
   it("frozen atoms do not move at all", async () => {
     const cluster = cuCluster(1, 0.25);
     const frozen = [0, 2];
-    const opt = await post("/api/optimize/structure", {
-      structure: cluster,
-      calculator: "emt",
-      frozen_atoms: frozen,
-      max_steps: 50,
-    });
+    const opt = await post(
+      "/api/optimize/structure",
+      {
+        structure: cluster,
+        calculator: "emt",
+        frozen_atoms: frozen,
+        max_steps: 50,
+      },
+      mode,
+    );
     expect(opt.status).toBe(200);
     const sites = (opt.body.structure as { sites: Array<{ xyz: number[] }> }).sites;
     for (const i of frozen) expect(sites[i]?.xyz).toEqual(cluster.sites[i]?.xyz);
@@ -138,7 +178,7 @@ json.dump({"e0": e0, "e": atoms.get_potential_energy(), "pos": atoms.positions.t
 
   it("GET /api/optimize/energy takes the structure as a JSON query parameter", async () => {
     const q = new URLSearchParams({ structure: JSON.stringify(cuCluster(1)), calculator: "emt" });
-    const res = await fetch(`${base}/api/optimize/energy?${q}`);
+    const res = await fetch(`${bases[mode]}/api/optimize/energy?${q}`);
     expect(res.status).toBe(200);
     const body = (await res.json()) as { energy: number; forces: number[][] };
     expect(body.forces).toHaveLength(4);
@@ -230,9 +270,11 @@ describe("errors and faults", () => {
     ["bad structure", { structure: { sites: 3 }, calculator: "emt" }, 400, "INVALID_STRUCTURE"],
     ["missing calculator", { structure: cuCluster(1) }, 422, "MALFORMED_REQUEST"],
   ];
-  it.each(rows)("%s → %i %s", async (_c, body, status, code) => {
-    const res = await post("/api/optimize/structure", body);
-    expect([res.status, res.body.code]).toEqual([status, code]);
+  describe.each(MODES)("%s", (mode) => {
+    it.each(rows)("%s → %i %s", async (_c, body, status, code) => {
+      const res = await post("/api/optimize/structure", body, mode);
+      expect([res.status, res.body.code]).toEqual([status, code]);
+    });
   });
 
   it("a worker killed mid-run gives an error event, and the next run succeeds", async () => {

@@ -22,7 +22,6 @@ const cuCluster = (reps: number, jitter = 0.15) => fccCluster(reps, { jitter });
 let app: FastifyInstance;
 let ctx: ServiceContext;
 let base: string;
-let wsBase: string;
 /**
  * The HTTP rows run twice where redis-server is installed: on a service without Redis (the
  * direct worker pool) and on one with a real Redis, where every request is a BullMQ job
@@ -37,7 +36,6 @@ beforeAll(async () => {
   ({ app, ctx } = await buildApp({ config: testConfig(), plugins: [optimizeWsPlugin] }));
   base = await app.listen({ host: "127.0.0.1", port: 0 });
   bases.direct = base;
-  wsBase = base.replace("http", "ws");
   if (hasRedis) {
     const r = await startRedis();
     redis = r;
@@ -64,14 +62,16 @@ const post = async (path: string, body: unknown, mode: Mode = "direct") => {
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 };
 
+const wsOf = (mode: Mode) => (bases[mode] as string).replace("http", "ws");
+
 interface Msg {
   type: string;
   [k: string]: unknown;
 }
 /** Open the optimization socket, send `start`, collect messages until a final one. */
-const wsRun = (start: unknown, onMessage?: (m: Msg, ws: WebSocket) => void): Promise<Msg[]> =>
+const wsRun = (start: unknown, onMessage?: (m: Msg, ws: WebSocket) => void, mode: Mode = "direct"): Promise<Msg[]> =>
   new Promise((resolve, reject) => {
-    const ws = new WebSocket(`${wsBase}/api/optimize/ws`);
+    const ws = new WebSocket(`${wsOf(mode)}/api/optimize/ws`);
     const msgs: Msg[] = [];
     ws.on("open", () => ws.send(typeof start === "string" ? start : JSON.stringify(start)));
     ws.on("message", (raw) => {
@@ -185,9 +185,9 @@ json.dump({"e0": e0, "e": atoms.get_potential_energy(), "pos": atoms.positions.t
   });
 });
 
-describe("WebSocket protocol", () => {
+describe.each(MODES)("WebSocket protocol (%s)", (mode) => {
   it("streams one step per step, in order, then the result", async () => {
-    const msgs = await wsRun({ action: "start", structure: cuCluster(1), calculator: "emt", fmax: 0.01 });
+    const msgs = await wsRun({ action: "start", structure: cuCluster(1), calculator: "emt", fmax: 0.01 }, undefined, mode);
     const steps = msgs.filter((m) => m.type === "step");
     expect(steps.length).toBeGreaterThan(2);
     steps.forEach((s, i) => {
@@ -198,6 +198,9 @@ describe("WebSocket protocol", () => {
     const last = msgs.at(-1) as Msg;
     expect(last.type).toBe("result");
     expect(last.converged).toBe(true);
+    // through BullMQ exactly when the service has a queue: the result names its job
+    if (mode === "queue") expect(last.job_id).toMatch(/^j-emt-/);
+    else expect(last.job_id).toBeUndefined();
   });
 
   it("cancel stops the run", async () => {
@@ -210,6 +213,7 @@ describe("WebSocket protocol", () => {
           ws.send(JSON.stringify({ action: "cancel" }));
         }
       },
+      mode,
     );
     expect(msgs.at(-1)?.type).toBe("cancelled");
     expect(msgs.filter((m) => m.type === "step").length).toBeLessThan(5000);
@@ -217,7 +221,7 @@ describe("WebSocket protocol", () => {
 
   it("closing the socket mid-run cancels it and frees the worker", async () => {
     await new Promise<void>((resolve) => {
-      const ws = new WebSocket(`${wsBase}/api/optimize/ws`);
+      const ws = new WebSocket(`${wsOf(mode)}/api/optimize/ws`);
       ws.on("open", () =>
         ws.send(JSON.stringify({ action: "start", structure: cuCluster(3), calculator: "emt", fmax: 1e-6, max_steps: 5000 })),
       );
@@ -227,7 +231,7 @@ describe("WebSocket protocol", () => {
       });
     });
     const t = Date.now();
-    const msgs = await wsRun({ action: "start", structure: cuCluster(1), calculator: "emt" });
+    const msgs = await wsRun({ action: "start", structure: cuCluster(1), calculator: "emt" }, undefined, mode);
     expect(msgs.at(-1)?.type).toBe("result");
     expect(Date.now() - t).toBeLessThan(20_000);
   });
@@ -241,7 +245,7 @@ describe("WebSocket protocol", () => {
     [JSON.stringify({ action: "start", structure: cuCluster(1), calculator: "nope" }), "UNKNOWN_CALCULATOR"],
   ];
   it.each(malformed)("start message %s → error %s", async (message, code) => {
-    const msgs = await wsRun(message);
+    const msgs = await wsRun(message, undefined, mode);
     expect(msgs.at(-1)).toMatchObject({ type: "error", code });
   });
 });
@@ -293,10 +297,14 @@ describe("errors and faults", () => {
     expect(next.at(-1)?.type).toBe("result");
   });
 
-  it("runs beyond the pool wait in a queue and say so", async () => {
-    const long = wsRun({ action: "start", structure: cuCluster(3), calculator: "emt", fmax: 1e-6, max_steps: 40 });
+  it.each(MODES)("runs beyond the pool wait in a queue and say so (%s)", async (mode) => {
+    const long = wsRun(
+      { action: "start", structure: cuCluster(3), calculator: "emt", fmax: 1e-6, max_steps: 40 },
+      undefined,
+      mode,
+    );
     await new Promise((r) => setTimeout(r, 300));
-    const second = await wsRun({ action: "start", structure: cuCluster(1), calculator: "emt" });
+    const second = await wsRun({ action: "start", structure: cuCluster(1), calculator: "emt" }, undefined, mode);
     expect(second[0]).toMatchObject({ type: "queued", position: 1 });
     expect(second.at(-1)?.type).toBe("result");
     expect((await long).at(-1)?.type).toBe("result");

@@ -14,7 +14,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { AtomStudioError } from "atomstudio-core";
-import type { Job } from "bullmq";
+import type { Job, Queue } from "bullmq";
 import type { ServiceContext } from "../context.ts";
 import { serviceError, statusOf } from "../errors/codes.ts";
 import { retryAfterSeconds } from "../optimize/pool.ts";
@@ -77,18 +77,35 @@ const advertisedCalculators = (queues: JobQueues): Promise<Set<string>> => {
   return calculators;
 };
 
+/** What a caller relaying an optimization's steps hears (the optimization WebSocket). */
+export interface JobListener {
+  onStep?: (data: unknown) => void;
+  /** The job waits: its 1-based position among the waiting jobs of its queue. */
+  onQueued?: (position: number) => void;
+}
+
+/** A queued calculator job: its result (with job_id) and a cancel that removes or stops it. */
+export interface QueuedJob<T> {
+  id: string;
+  result: Promise<T & { job_id: string }>;
+  cancel: () => void;
+}
+
+/** How long a new job may wait for a free worker before its caller is told it is queued. */
+const QUEUED_AFTER_MS = 100;
+
 /**
- * Run a checked and normalized calculator input (what `workerParams` returns) as a job and wait
- * for its result; `signal` (the HTTP client leaving) removes or stops it.
+ * Queue a checked and normalized calculator input (what `workerParams` returns) as a job:
+ * 429 QUEUE_FULL before adding when `ATOMSTUDIO_QUEUE_MAX` jobs already wait.
  */
-export const requestCalculatorJob = async <T extends object>(
+export const startCalculatorJob = async <T extends object>(
   ctx: ServiceContext,
   queues: JobQueues,
   operation: CalculatorOperation,
   calculator: string,
   input: Record<string, unknown>,
-  signal?: AbortSignal,
-): Promise<T & { job_id: string }> => {
+  listener?: JobListener,
+): Promise<QueuedJob<T>> => {
   const name = calcQueue(calculator);
   const queue = queues.queue(name);
   const waiting = await queue.getJobCountByTypes("waiting", "prioritized", "delayed");
@@ -109,44 +126,107 @@ export const requestCalculatorJob = async <T extends object>(
     input,
     // the pool's own deadline (the same error as a direct call) fires first on a service; this bounds a Python worker
     timeout_ms: ctx.config.jobDeadlineMs + ctx.config.cancelGraceMs + 5000,
+    ...(listener ? { progress_steps: true } : {}),
   };
-  if (signal?.aborted) throw cancelledByClient();
+  const id = newJobId(calculator);
+  let onProgress: ((args: { jobId: string; data: unknown }) => void) | undefined;
+  if (listener) {
+    onProgress = ({ jobId, data: progress }) => {
+      if (jobId !== id || !progress || typeof progress !== "object") return;
+      const p = progress as { event?: string; data?: unknown };
+      if (p.event === "step") listener.onStep?.(p.data);
+      else if (p.event === "queued" && typeof p.data === "number") listener.onQueued?.(p.data);
+    };
+    events.on("progress", onProgress);
+  }
   const job = await queue.add(operation, data, {
-    jobId: newJobId(calculator),
+    jobId: id,
     attempts: 1,
     removeOnComplete: { age: KEEP_S },
     removeOnFail: { age: KEEP_S },
   });
-  const id = job.id as string;
+  let rejectCancel: (e: Error) => void = () => {};
+  const cancelled = new Promise<never>((_, reject) => {
+    rejectCancel = reject;
+  });
+  cancelled.catch(() => {});
+  let queuedTimer: NodeJS.Timeout | undefined;
+  if (listener?.onQueued)
+    queuedTimer = setTimeout(() => {
+      void waitingPosition(queue, job).then((position) => position && listener.onQueued?.(position));
+    }, QUEUED_AFTER_MS);
+  const result = (async () => {
+    try {
+      return { ...((await Promise.race([job.waitUntilFinished(events), cancelled])) as T), job_id: id };
+    } catch (e) {
+      if (e instanceof AtomStudioError) throw e;
+      throw failureOf((e as Error).message);
+    } finally {
+      clearTimeout(queuedTimer);
+      if (onProgress) events.off("progress", onProgress);
+    }
+  })();
+  return {
+    id,
+    result,
+    cancel: () => {
+      void stopJob(queues, job).then((removed) => {
+        // a job removed before it ran never finishes: its caller is answered here
+        if (removed) rejectCancel(serviceError("CANCELLED", "The job was cancelled before it ran"));
+      });
+    },
+  };
+};
+
+/** The job's 1-based position among its queue's waiting jobs, or 0 when it no longer waits. */
+const waitingPosition = async (queue: Queue, job: Job): Promise<number> => {
+  try {
+    if ((await job.getState()) !== "waiting") return 0;
+    const waiting = await queue.getWaiting(0, -1);
+    return waiting.filter((j) => j.timestamp <= job.timestamp).length;
+  } catch {
+    return 0;
+  }
+};
+
+/** Run a calculator input as a job and wait for its result; `signal` (the HTTP client leaving) removes or stops it. */
+export const requestCalculatorJob = async <T extends object>(
+  ctx: ServiceContext,
+  queues: JobQueues,
+  operation: CalculatorOperation,
+  calculator: string,
+  input: Record<string, unknown>,
+  signal?: AbortSignal,
+): Promise<T & { job_id: string }> => {
+  if (signal?.aborted) throw cancelledByClient();
+  const job = await startCalculatorJob<T>(ctx, queues, operation, calculator, input);
   const left = new Promise<never>((_, reject) => {
     const onAbort = () => {
-      void stopJob(queues, job);
+      job.cancel();
       reject(cancelledByClient());
     };
     if (signal?.aborted) onAbort();
     else signal?.addEventListener("abort", onAbort, { once: true });
   });
   left.catch(() => {});
-  try {
-    const result = (await Promise.race([job.waitUntilFinished(events), left])) as T;
-    return { ...result, job_id: id };
-  } catch (e) {
-    if (e instanceof AtomStudioError) throw e;
-    throw failureOf((e as Error).message);
-  }
+  return Promise.race([job.result, left]);
 };
 
 const cancelledByClient = () => serviceError("CANCELLED", "The client went away; the job was cancelled");
 
-/** A waiting job is removed; a running one is stopped by whichever process runs it. */
-const stopJob = async (queues: JobQueues, job: Job): Promise<void> => {
+/** A waiting job is removed (true); a running one is stopped by whichever process runs it. */
+const stopJob = async (queues: JobQueues, job: Job): Promise<boolean> => {
   try {
     const state = await job.getState();
     if (state === "active") await queues.redis.publish(CANCEL_CHANNEL, JSON.stringify([job.id]));
-    else if (state !== "completed" && state !== "failed") await job.remove();
+    else if (state !== "completed" && state !== "failed") {
+      await job.remove();
+      return true;
+    }
   } catch {
     // it finished (or Redis went away) meanwhile: nothing left to stop
   }
+  return false;
 };
 
 /** The ErrorResponse the job failed with, exactly as the direct call would have thrown it. */

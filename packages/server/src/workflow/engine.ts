@@ -106,6 +106,13 @@ export interface NodeJobData {
   input: Record<string, unknown>;
   /** Deadline of one attempt, ms (absent: the service's job deadline). */
   timeout_ms?: number;
+  /**
+   * An optimization whose caller relays every step (the optimization WebSocket): each step is
+   * reported as progress `{event: "step", data}` with its structure, in order, and a wait for a
+   * busy pool as `{event: "queued", data: position}`; otherwise progress is `{step, energy, fmax}`
+   * at most every 500 ms.
+   */
+  progress_steps?: boolean;
 }
 
 /** KEYS: run, recorded audit. ARGV: document, expected version, expiry s, recorded fields... */

@@ -14,6 +14,7 @@ import { Queue } from "bullmq";
 import type { FastifyInstance } from "fastify";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
 import { hasRedis, startRedis } from "../../studio/test/support.ts";
 import type { ServiceConfig } from "../src/config.ts";
 import type { ServiceContext } from "../src/context.ts";
@@ -80,6 +81,27 @@ const call = async (s: Service, method: string, path: string, body?: unknown, si
   });
   return { status: res.status, headers: res.headers, body: (await res.json()) as Record<string, Json> };
 };
+
+interface Msg {
+  type: string;
+  [k: string]: Json;
+}
+/** Open the optimization socket, send `start`, collect messages until a final one. */
+const wsRun = (s: Service, start: unknown): Promise<Msg[]> =>
+  new Promise((resolve, reject) => {
+    const ws = new WebSocket(`${s.base.replace("http", "ws")}/api/optimize/ws`);
+    const msgs: Msg[] = [];
+    ws.on("open", () => ws.send(JSON.stringify(start)));
+    ws.on("message", (raw) => {
+      const m = JSON.parse(raw.toString()) as Msg;
+      msgs.push(m);
+      if (["result", "cancelled", "error"].includes(m.type)) {
+        ws.close();
+        resolve(msgs);
+      }
+    });
+    ws.on("error", reject);
+  });
 
 beforeAll(async () => {
   if (!hasRedis) return;
@@ -232,7 +254,7 @@ describe.skipIf(!hasRedis)("the queue keeps the direct path's limits", () => {
 });
 
 describe.skipIf(!hasRedis)("a Python worker serves HTTP requests", () => {
-  it("with ATOMSTUDIO_QUEUE_CALCULATORS=0, atomstudio-worker --queue answers POST /api/optimize/structure", async () => {
+  it("with ATOMSTUDIO_QUEUE_CALCULATORS=0, atomstudio-worker --queue answers POST /api/optimize/structure and the optimization socket", async () => {
     const own = await startRedis();
     try {
       const s = await start({ queueUrl: own.url, queueCalculators: false }, true);
@@ -264,6 +286,20 @@ describe.skipIf(!hasRedis)("a Python worker serves HTTP requests", () => {
       const ref = await call(direct, "POST", "/api/optimize/structure", body);
       expect(res.body.energy).toBeCloseTo(ref.body.energy, 8);
       expect(res.body.steps).toBe(ref.body.steps);
+      // the optimization socket relays every step the Python worker reports, in order, with its structure
+      const wsStart = { action: "start", ...body, fmax: 0.01 };
+      const [viaPython, viaPool] = [await wsRun(s, wsStart), await wsRun(direct, wsStart)];
+      expect(pythonJobs).toContain(viaPython.at(-1)?.job_id);
+      expect(viaPython.map((m) => m.type)).toEqual(viaPool.map((m) => m.type));
+      const steps = (msgs: Msg[]) => msgs.filter((m) => m.type === "step");
+      for (const [i, [p, d]] of steps(viaPython)
+        .map((m, j) => [m, steps(viaPool)[j] as Msg] as const)
+        .entries()) {
+        expect(p.step).toBe(i);
+        expect(Object.keys(p).sort()).toEqual(Object.keys(d).sort());
+        expect(p.energy).toBeCloseTo(d.energy, 8);
+        expect(p.structure.sites).toHaveLength(d.structure.sites.length);
+      }
       // a worker's coded failure comes back as the same ErrorResponse
       const bad = await call(s, "POST", "/api/optimize/energy", { structure: silicon, calculator: "emt" });
       const badRef = await call(direct, "POST", "/api/optimize/energy", { structure: silicon, calculator: "emt" });

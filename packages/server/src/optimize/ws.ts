@@ -3,7 +3,8 @@
  * `{action: "cancel"}`. Service: `{type: "queued", position}` while waiting for a worker, one
  * `{type: "step", step, energy, fmax, structure, converged}` per step, then exactly one of
  * `{type: "result", ...}`, `{type: "cancelled", ...}`, `{type: "error", error, code}`.
- * Closing the socket cancels the run.
+ * Closing the socket cancels the run. With a queue the run is a BullMQ job whose progress carries
+ * every step (workflow/README.md "Calculator requests as jobs"); the messages are the same.
  */
 import { isAtomStudioError } from "atomstudio-core";
 import type { FastifyInstance } from "fastify";

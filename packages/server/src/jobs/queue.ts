@@ -101,6 +101,8 @@ export class JobQueues implements Closable {
     if (!e) {
       e = new QueueEvents(name, { connection: this.#connection, prefix: QUEUE_PREFIX });
       e.on("error", (err: Error) => this.log.warn({ err: err.message, queue: name }, "job queue: events error"));
+      // one listener per request waiting on this queue (jobs/calculator-jobs.ts): no fixed limit
+      e.setMaxListeners(0);
       this.#events.set(name, e);
     }
     await e.waitUntilReady();

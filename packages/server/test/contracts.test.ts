@@ -461,8 +461,8 @@ afterAll(async () => {
   await svc?.close();
 });
 
-/** Answered only with Redis: validated against the same published schemas in workflow.test.ts. */
-const WORKFLOW = ["workflow_create", "workflow_run", "workflow_node_types", "workflow_status", "workflow_cancel"];
+/** Answered only with Redis: validated against the same published schemas in workflow.test.ts (job_status: optimize-queue.test.ts). */
+const WORKFLOW = ["workflow_create", "workflow_run", "workflow_node_types", "workflow_status", "workflow_cancel", "job_status"];
 
 describe("every operation has an example", () => {
   it.each(operations.map((op) => op.id))("%s", (id) => {

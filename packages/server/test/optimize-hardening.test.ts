@@ -15,11 +15,15 @@ import { fccCluster, runPython } from "atomstudio-testkit";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
+import { hasRedis, startRedis } from "../../studio/test/support.ts";
 import type { ServiceConfig } from "../src/config.ts";
 import type { ServiceContext } from "../src/context.ts";
 import { buildApp } from "../src/http/app.ts";
+import { calcQueue } from "../src/jobs/queue.ts";
 import { calculatorPool } from "../src/optimize/service.ts";
 import { optimizeWsPlugin } from "../src/optimize/ws.ts";
+import type { Plugin } from "../src/plugins.ts";
+import { workflowPlugin } from "../src/workflow/plugin.ts";
 import { cuCell, testConfig, water } from "./helpers.ts";
 
 const cuCluster = (reps: number, jitter = 0.15) => fccCluster(reps, { jitter });
@@ -55,8 +59,32 @@ interface Service {
   logs: string[];
 }
 const services: Service[] = [];
+/**
+ * Where redis-server is installed, rows marked so run twice: on a service without Redis (the
+ * direct worker pool) and on one with a real Redis, where every request is a BullMQ job
+ * (jobs/calculator-jobs.ts) run by the same pool.
+ */
+const MODES = hasRedis ? (["direct", "queue"] as const) : (["direct"] as const);
+type Mode = (typeof MODES)[number];
+const redises: Array<{ stop(): Promise<void> }> = [];
+
 /** A listening service with the optimization socket; its log lines are kept for inspection. */
-const start = async (over: Partial<ServiceConfig> = {}): Promise<Service> => {
+const start = async (over: Partial<ServiceConfig> = {}, mode: Mode = "direct"): Promise<Service> => {
+  if (mode === "queue") {
+    // a Redis of its own: services on one Redis share its jobs, whatever their configuration
+    const redis = await startRedis();
+    redises.push(redis);
+    const queueUrl = redis.url;
+    const s = await startService({ ...over, queueUrl }, [workflowPlugin(), optimizeWsPlugin]);
+    // the service's own pool takes calc-emt once it has listed its calculators
+    const queues = s.ctx.services.queue;
+    while (!((await queues?.queue(calcQueue("emt")).getWorkersCount()) ?? 0)) await sleep(50);
+    return s;
+  }
+  return startService(over, [optimizeWsPlugin]);
+};
+
+const startService = async (over: Partial<ServiceConfig>, plugins: Plugin[]): Promise<Service> => {
   const logs: string[] = [];
   const stream = new Writable({
     write(chunk, _enc, cb) {
@@ -66,7 +94,7 @@ const start = async (over: Partial<ServiceConfig> = {}): Promise<Service> => {
   });
   const { app, ctx } = await buildApp({
     config: testConfig({ logLevel: "info", ...over }),
-    plugins: [optimizeWsPlugin],
+    plugins,
     logger: { level: "info", stream },
   });
   const base = await app.listen({ host: "127.0.0.1", port: 0 });
@@ -76,6 +104,7 @@ const start = async (over: Partial<ServiceConfig> = {}): Promise<Service> => {
 };
 afterAll(async () => {
   for (const s of services) await s.app.close();
+  for (const r of redises) await r.stop();
 });
 
 const call = async (s: Service, path: string, body?: unknown, init: RequestInit = {}) => {
@@ -279,11 +308,11 @@ describe("the worker's environment is minimal", () => {
   });
 });
 
-describe("range checks on well-formed bodies are coded 400s; the wrong shape is 422", () => {
+describe.each(MODES)("range checks on well-formed bodies are coded 400s; the wrong shape is 422 (%s)", (mode) => {
   let s: Service;
   beforeAll(async () => {
-    s = await start({ maxSteps: 500 });
-  });
+    s = await start({ maxSteps: 500 }, mode);
+  }, 60_000);
   // [condition, status, code, extra body fields]
   const rows: Array<[string, number, string, Record<string, unknown>]> = [
     ["unknown optimizer", 400, "UNKNOWN_OPTIMIZER", { optimizer: "newton" }],
@@ -316,24 +345,32 @@ describe("range checks on well-formed bodies are coded 400s; the wrong shape is 
 });
 
 describe("job deadlines", () => {
-  it("an optimization past its deadline is cancelled: 504 DEADLINE_EXCEEDED, the worker keeps serving", async () => {
-    const s = await start({ jobDeadlineMs: 1500, cancelGraceMs: 3000 });
-    await call(s, "/api/optimize/energy", { structure: cuCluster(1), calculator: "emt" }); // a warm worker
-    const before = workerPids(s);
-    const t = Date.now();
-    const res = await call(s, "/api/optimize/structure", longRun);
-    expect([res.status, res.body.code]).toEqual([504, "DEADLINE_EXCEEDED"]);
-    expect(Date.now() - t).toBeLessThan(15_000);
-    expect(workerPids(s)).toEqual(before); // it stopped between two steps: no kill needed
-    const again = await call(s, "/api/optimize/energy", { structure: cuCluster(1), calculator: "emt" });
-    expect(again.status).toBe(200);
-  }, 60_000);
+  it.each(MODES)(
+    "an optimization past its deadline is cancelled: 504 DEADLINE_EXCEEDED, the worker keeps serving (%s)",
+    async (mode) => {
+      const s = await start({ jobDeadlineMs: 1500, cancelGraceMs: 3000 }, mode);
+      await call(s, "/api/optimize/energy", { structure: cuCluster(1), calculator: "emt" }); // a warm worker
+      const before = workerPids(s);
+      const t = Date.now();
+      const res = await call(s, "/api/optimize/structure", longRun);
+      expect([res.status, res.body.code]).toEqual([504, "DEADLINE_EXCEEDED"]);
+      expect(Date.now() - t).toBeLessThan(15_000);
+      expect(workerPids(s)).toEqual(before); // it stopped between two steps: no kill needed
+      const again = await call(s, "/api/optimize/energy", { structure: cuCluster(1), calculator: "emt" });
+      expect(again.status).toBe(200);
+    },
+    60_000,
+  );
 
-  it("the WebSocket gets the same error", async () => {
-    const s = await start({ jobDeadlineMs: 1000 });
-    const msgs = await wsRun(s, { action: "start", ...longRun });
-    expect(msgs.at(-1)).toMatchObject({ type: "error", code: "DEADLINE_EXCEEDED" });
-  }, 60_000);
+  it.each(MODES)(
+    "the WebSocket gets the same error (%s)",
+    async (mode) => {
+      const s = await start({ jobDeadlineMs: 1000 }, mode);
+      const msgs = await wsRun(s, { action: "start", ...longRun });
+      expect(msgs.at(-1)).toMatchObject({ type: "error", code: "DEADLINE_EXCEEDED" });
+    },
+    60_000,
+  );
 
   it.skipIf(!hasXtb)(
     "a job that does not stop is killed after the grace period, with the programs it started",
@@ -439,53 +476,61 @@ describe("the queue is bounded", () => {
 });
 
 describe("a dead worker's stderr stays in the server log", () => {
-  it("WORKER_DIED carries a short fixed message, no stderr; the log has it", async () => {
-    const s = await start({ workerLogLevel: "INFO" });
-    const msgs = await wsRun(s, { action: "start", ...longRun }, (m) => {
-      if (m.type === "step") for (const w of calculatorPool(s.ctx).workers) w.kill();
-    });
-    const last = msgs.at(-1) as Msg;
-    expect(last).toMatchObject({ type: "error", code: "WORKER_DIED" });
-    expect(JSON.stringify(last)).not.toContain("atomstudio-worker ");
-    expect(last.details).toBeUndefined();
-    expect((last.error as string).length).toBeLessThan(200);
-    await sleep(200);
-    const log = s.logs.join("");
-    expect(log).toContain("calculator worker: exited (SIGKILL)");
-    expect(log).toContain("atomstudio-worker "); // the worker's own stderr lines, in the log only
-    const next = await call(s, "/api/optimize/energy", { structure: cuCluster(1), calculator: "emt" });
-    expect(next.status).toBe(200);
-  }, 60_000);
+  it.each(MODES)(
+    "WORKER_DIED carries a short fixed message, no stderr; the log has it (%s)",
+    async (mode) => {
+      const s = await start({ workerLogLevel: "INFO" }, mode);
+      const msgs = await wsRun(s, { action: "start", ...longRun }, (m) => {
+        if (m.type === "step") for (const w of calculatorPool(s.ctx).workers) w.kill();
+      });
+      const last = msgs.at(-1) as Msg;
+      expect(last).toMatchObject({ type: "error", code: "WORKER_DIED" });
+      expect(JSON.stringify(last)).not.toContain("atomstudio-worker ");
+      expect(last.details).toBeUndefined();
+      expect((last.error as string).length).toBeLessThan(200);
+      await sleep(200);
+      const log = s.logs.join("");
+      expect(log).toContain("calculator worker: exited (SIGKILL)");
+      expect(log).toContain("atomstudio-worker "); // the worker's own stderr lines, in the log only
+      const next = await call(s, "/api/optimize/energy", { structure: cuCluster(1), calculator: "emt" });
+      expect(next.status).toBe(200);
+    },
+    60_000,
+  );
 });
 
 describe("results match the published output schema exactly", () => {
-  it("optimizations and energies validate strictly against /api/openapi.json", async () => {
-    const s = await start();
-    const doc = (await call(s, "/api/openapi.json")).body as {
-      paths: Record<string, Record<string, { responses: Record<string, { content: Record<string, { schema: object }> }> }>>;
-    };
-    const schemaOf = (path: string) => doc.paths[path]?.post?.responses["200"]?.content["application/json"]?.schema as object;
-    const ajv = new Ajv({ strict: false, allErrors: true });
-    const optimize = ajv.compile(schemaOf("/api/optimize/structure"));
-    const energy = ajv.compile(schemaOf("/api/optimize/energy"));
-    // [route, body, validator]
-    const rows: Array<[string, Record<string, unknown>, typeof optimize]> = [
-      ["/api/optimize/structure", { structure: cuCluster(1), calculator: "emt", max_steps: 5 }, optimize],
-      [
-        "/api/optimize/structure",
-        { structure: cuCluster(1), calculator: "emt", max_steps: 3, return_trajectory: true },
-        optimize,
-      ],
-      ["/api/optimize/structure", { structure: cuCell, calculator: "emt", optimize_cell: true, max_steps: 3 }, optimize],
-      ["/api/optimize/energy", { structure: cuCell, calculator: "emt" }, energy],
-      ["/api/optimize/energy", { structure: water, calculator: "emt" }, energy],
-    ];
-    for (const [route, body, validate] of rows) {
-      const res = await call(s, route, body);
-      expect(res.status).toBe(200);
-      const ok = validate(res.body);
-      expect(validate.errors ?? [], `${route} ${JSON.stringify(body).slice(0, 80)}`).toEqual([]);
-      expect(ok).toBe(true);
-    }
-  }, 60_000);
+  it.each(MODES)(
+    "optimizations and energies validate strictly against /api/openapi.json (%s)",
+    async (mode) => {
+      const s = await start({}, mode);
+      const doc = (await call(s, "/api/openapi.json")).body as {
+        paths: Record<string, Record<string, { responses: Record<string, { content: Record<string, { schema: object }> }> }>>;
+      };
+      const schemaOf = (path: string) => doc.paths[path]?.post?.responses["200"]?.content["application/json"]?.schema as object;
+      const ajv = new Ajv({ strict: false, allErrors: true });
+      const optimize = ajv.compile(schemaOf("/api/optimize/structure"));
+      const energy = ajv.compile(schemaOf("/api/optimize/energy"));
+      // [route, body, validator]
+      const rows: Array<[string, Record<string, unknown>, typeof optimize]> = [
+        ["/api/optimize/structure", { structure: cuCluster(1), calculator: "emt", max_steps: 5 }, optimize],
+        [
+          "/api/optimize/structure",
+          { structure: cuCluster(1), calculator: "emt", max_steps: 3, return_trajectory: true },
+          optimize,
+        ],
+        ["/api/optimize/structure", { structure: cuCell, calculator: "emt", optimize_cell: true, max_steps: 3 }, optimize],
+        ["/api/optimize/energy", { structure: cuCell, calculator: "emt" }, energy],
+        ["/api/optimize/energy", { structure: water, calculator: "emt" }, energy],
+      ];
+      for (const [route, body, validate] of rows) {
+        const res = await call(s, route, body);
+        expect(res.status).toBe(200);
+        const ok = validate(res.body);
+        expect(validate.errors ?? [], `${route} ${JSON.stringify(body).slice(0, 80)}`).toEqual([]);
+        expect(ok).toBe(true);
+      }
+    },
+    60_000,
+  );
 });

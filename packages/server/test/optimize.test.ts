@@ -6,12 +6,15 @@ import { fccCluster, runPython } from "atomstudio-testkit";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
+import { hasRedis, startRedis } from "../../studio/test/support.ts";
 import type { ServiceContext } from "../src/context.ts";
 import { buildApp } from "../src/http/app.ts";
+import { calcQueue } from "../src/jobs/queue.ts";
 import { WorkerPool } from "../src/optimize/pool.ts";
 import { calculatorPool, workerEnvironment } from "../src/optimize/service.ts";
 import { WorkerProcess, workerPython } from "../src/optimize/worker.ts";
 import { optimizeWsPlugin } from "../src/optimize/ws.ts";
+import { workflowPlugin } from "../src/workflow/plugin.ts";
 import { testConfig } from "./helpers.ts";
 
 const cuCluster = (reps: number, jitter = 0.15) => fccCluster(reps, { jitter });
@@ -19,16 +22,39 @@ const cuCluster = (reps: number, jitter = 0.15) => fccCluster(reps, { jitter });
 let app: FastifyInstance;
 let ctx: ServiceContext;
 let base: string;
-let wsBase: string;
+/**
+ * The HTTP rows run twice where redis-server is installed: on a service without Redis (the
+ * direct worker pool) and on one with a real Redis, where every request is a BullMQ job
+ * (jobs/calculator-jobs.ts) and the answer carries its job_id.
+ */
+const MODES = hasRedis ? (["direct", "queue"] as const) : (["direct"] as const);
+type Mode = (typeof MODES)[number];
+const bases: Partial<Record<Mode, string>> = {};
+let queueApp: FastifyInstance | undefined;
+let redis: { stop(): Promise<void> } | undefined;
 beforeAll(async () => {
   ({ app, ctx } = await buildApp({ config: testConfig(), plugins: [optimizeWsPlugin] }));
   base = await app.listen({ host: "127.0.0.1", port: 0 });
-  wsBase = base.replace("http", "ws");
+  bases.direct = base;
+  if (hasRedis) {
+    const r = await startRedis();
+    redis = r;
+    const built = await buildApp({ config: testConfig({ queueUrl: r.url }), plugins: [workflowPlugin(), optimizeWsPlugin] });
+    queueApp = built.app;
+    bases.queue = await built.app.listen({ host: "127.0.0.1", port: 0 });
+    // the service's own pool takes calc-emt once it has listed its calculators
+    const queues = built.ctx.services.queue;
+    while (!((await queues?.queue(calcQueue("emt")).getWorkersCount()) ?? 0)) await new Promise((r) => setTimeout(r, 50));
+  }
 }, 60_000);
-afterAll(() => app.close());
+afterAll(async () => {
+  await app.close();
+  await queueApp?.close();
+  await redis?.stop();
+});
 
-const post = async (path: string, body: unknown) => {
-  const res = await fetch(`${base}${path}`, {
+const post = async (path: string, body: unknown, mode: Mode = "direct") => {
+  const res = await fetch(`${bases[mode]}${path}`, {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify(body),
@@ -36,14 +62,16 @@ const post = async (path: string, body: unknown) => {
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 };
 
+const wsOf = (mode: Mode) => (bases[mode] as string).replace("http", "ws");
+
 interface Msg {
   type: string;
   [k: string]: unknown;
 }
 /** Open the optimization socket, send `start`, collect messages until a final one. */
-const wsRun = (start: unknown, onMessage?: (m: Msg, ws: WebSocket) => void): Promise<Msg[]> =>
+const wsRun = (start: unknown, onMessage?: (m: Msg, ws: WebSocket) => void, mode: Mode = "direct"): Promise<Msg[]> =>
   new Promise((resolve, reject) => {
-    const ws = new WebSocket(`${wsBase}/api/optimize/ws`);
+    const ws = new WebSocket(`${wsOf(mode)}/api/optimize/ws`);
     const msgs: Msg[] = [];
     ws.on("open", () => ws.send(typeof start === "string" ? start : JSON.stringify(start)));
     ws.on("message", (raw) => {
@@ -84,19 +112,27 @@ describe("calculator listing", () => {
   });
 });
 
-describe("conformance with ASE run directly", () => {
+describe.each(MODES)("conformance with ASE run directly (%s)", (mode) => {
   it("EMT single point and BFGS relaxation equal ASE's", async () => {
     const cluster = cuCluster(1);
-    const energy = await post("/api/optimize/energy", { structure: cluster, calculator: "emt" });
+    const energy = await post("/api/optimize/energy", { structure: cluster, calculator: "emt" }, mode);
     expect(energy.status).toBe(200);
-    const opt = await post("/api/optimize/structure", {
-      structure: cluster,
-      calculator: "emt",
-      optimizer: "bfgs",
-      fmax: 0.01,
-      max_steps: 300,
-    });
+    const opt = await post(
+      "/api/optimize/structure",
+      {
+        structure: cluster,
+        calculator: "emt",
+        optimizer: "bfgs",
+        fmax: 0.01,
+        max_steps: 300,
+      },
+      mode,
+    );
     expect(opt.status).toBe(200);
+    // through BullMQ exactly when the service has a queue
+    for (const body of [energy.body, opt.body])
+      if (mode === "queue") expect(body.job_id).toMatch(/^j-emt-/);
+      else expect(body.job_id).toBeUndefined();
     const ase = await runPython<{ e0: number; e: number; pos: number[][] }>(
       `
 import json, sys
@@ -124,12 +160,16 @@ json.dump({"e0": e0, "e": atoms.get_potential_energy(), "pos": atoms.positions.t
   it("frozen atoms do not move at all", async () => {
     const cluster = cuCluster(1, 0.25);
     const frozen = [0, 2];
-    const opt = await post("/api/optimize/structure", {
-      structure: cluster,
-      calculator: "emt",
-      frozen_atoms: frozen,
-      max_steps: 50,
-    });
+    const opt = await post(
+      "/api/optimize/structure",
+      {
+        structure: cluster,
+        calculator: "emt",
+        frozen_atoms: frozen,
+        max_steps: 50,
+      },
+      mode,
+    );
     expect(opt.status).toBe(200);
     const sites = (opt.body.structure as { sites: Array<{ xyz: number[] }> }).sites;
     for (const i of frozen) expect(sites[i]?.xyz).toEqual(cluster.sites[i]?.xyz);
@@ -138,16 +178,16 @@ json.dump({"e0": e0, "e": atoms.get_potential_energy(), "pos": atoms.positions.t
 
   it("GET /api/optimize/energy takes the structure as a JSON query parameter", async () => {
     const q = new URLSearchParams({ structure: JSON.stringify(cuCluster(1)), calculator: "emt" });
-    const res = await fetch(`${base}/api/optimize/energy?${q}`);
+    const res = await fetch(`${bases[mode]}/api/optimize/energy?${q}`);
     expect(res.status).toBe(200);
     const body = (await res.json()) as { energy: number; forces: number[][] };
     expect(body.forces).toHaveLength(4);
   });
 });
 
-describe("WebSocket protocol", () => {
+describe.each(MODES)("WebSocket protocol (%s)", (mode) => {
   it("streams one step per step, in order, then the result", async () => {
-    const msgs = await wsRun({ action: "start", structure: cuCluster(1), calculator: "emt", fmax: 0.01 });
+    const msgs = await wsRun({ action: "start", structure: cuCluster(1), calculator: "emt", fmax: 0.01 }, undefined, mode);
     const steps = msgs.filter((m) => m.type === "step");
     expect(steps.length).toBeGreaterThan(2);
     steps.forEach((s, i) => {
@@ -158,6 +198,9 @@ describe("WebSocket protocol", () => {
     const last = msgs.at(-1) as Msg;
     expect(last.type).toBe("result");
     expect(last.converged).toBe(true);
+    // through BullMQ exactly when the service has a queue: the result names its job
+    if (mode === "queue") expect(last.job_id).toMatch(/^j-emt-/);
+    else expect(last.job_id).toBeUndefined();
   });
 
   it("cancel stops the run", async () => {
@@ -170,6 +213,7 @@ describe("WebSocket protocol", () => {
           ws.send(JSON.stringify({ action: "cancel" }));
         }
       },
+      mode,
     );
     expect(msgs.at(-1)?.type).toBe("cancelled");
     expect(msgs.filter((m) => m.type === "step").length).toBeLessThan(5000);
@@ -177,7 +221,7 @@ describe("WebSocket protocol", () => {
 
   it("closing the socket mid-run cancels it and frees the worker", async () => {
     await new Promise<void>((resolve) => {
-      const ws = new WebSocket(`${wsBase}/api/optimize/ws`);
+      const ws = new WebSocket(`${wsOf(mode)}/api/optimize/ws`);
       ws.on("open", () =>
         ws.send(JSON.stringify({ action: "start", structure: cuCluster(3), calculator: "emt", fmax: 1e-6, max_steps: 5000 })),
       );
@@ -187,7 +231,7 @@ describe("WebSocket protocol", () => {
       });
     });
     const t = Date.now();
-    const msgs = await wsRun({ action: "start", structure: cuCluster(1), calculator: "emt" });
+    const msgs = await wsRun({ action: "start", structure: cuCluster(1), calculator: "emt" }, undefined, mode);
     expect(msgs.at(-1)?.type).toBe("result");
     expect(Date.now() - t).toBeLessThan(20_000);
   });
@@ -201,7 +245,7 @@ describe("WebSocket protocol", () => {
     [JSON.stringify({ action: "start", structure: cuCluster(1), calculator: "nope" }), "UNKNOWN_CALCULATOR"],
   ];
   it.each(malformed)("start message %s → error %s", async (message, code) => {
-    const msgs = await wsRun(message);
+    const msgs = await wsRun(message, undefined, mode);
     expect(msgs.at(-1)).toMatchObject({ type: "error", code });
   });
 });
@@ -230,9 +274,11 @@ describe("errors and faults", () => {
     ["bad structure", { structure: { sites: 3 }, calculator: "emt" }, 400, "INVALID_STRUCTURE"],
     ["missing calculator", { structure: cuCluster(1) }, 422, "MALFORMED_REQUEST"],
   ];
-  it.each(rows)("%s → %i %s", async (_c, body, status, code) => {
-    const res = await post("/api/optimize/structure", body);
-    expect([res.status, res.body.code]).toEqual([status, code]);
+  describe.each(MODES)("%s", (mode) => {
+    it.each(rows)("%s → %i %s", async (_c, body, status, code) => {
+      const res = await post("/api/optimize/structure", body, mode);
+      expect([res.status, res.body.code]).toEqual([status, code]);
+    });
   });
 
   it("a worker killed mid-run gives an error event, and the next run succeeds", async () => {
@@ -251,10 +297,14 @@ describe("errors and faults", () => {
     expect(next.at(-1)?.type).toBe("result");
   });
 
-  it("runs beyond the pool wait in a queue and say so", async () => {
-    const long = wsRun({ action: "start", structure: cuCluster(3), calculator: "emt", fmax: 1e-6, max_steps: 40 });
+  it.each(MODES)("runs beyond the pool wait in a queue and say so (%s)", async (mode) => {
+    const long = wsRun(
+      { action: "start", structure: cuCluster(3), calculator: "emt", fmax: 1e-6, max_steps: 40 },
+      undefined,
+      mode,
+    );
     await new Promise((r) => setTimeout(r, 300));
-    const second = await wsRun({ action: "start", structure: cuCluster(1), calculator: "emt" });
+    const second = await wsRun({ action: "start", structure: cuCluster(1), calculator: "emt" }, undefined, mode);
     expect(second[0]).toMatchObject({ type: "queued", position: 1 });
     expect(second.at(-1)?.type).toBe("result");
     expect((await long).at(-1)?.type).toBe("result");

@@ -51,6 +51,9 @@ def available_calculators() -> list[str]:
     return [c["id"] for c in calculators_result()["calculators"] if c["available"] and c.get("runs_in") != "browser"]
 
 
+# Details of a failure follow this mark in the failed reason (packages/server/src/workflow/engine.ts).
+FAILURE_DETAILS_MARK = "\n@error "
+
 class QueueWorker:
     def __init__(self, url: str, calculators: list[str], lock_ms: int):
         self.url = url
@@ -78,14 +81,39 @@ class QueueWorker:
             cancel = threading.Event()
             self.cancels[job.id] = cancel
             last = [0.0]
+            # a caller relaying every step (the service's optimization WebSocket) asks for each one,
+            # with its structure, in order and all before the result
+            every_step = bool(data.get("progress_steps"))
+            reported: list[Any] = [None]
+
+            async def report_after(prev: Any, progress: dict[str, Any]) -> None:
+                if prev is not None:
+                    try:
+                        await prev
+                    except Exception:
+                        pass
+                await job.updateProgress(progress)
+
+            def report(progress: dict[str, Any]) -> None:
+                reported[0] = asyncio.ensure_future(report_after(reported[0], progress))
+
+            async def flush() -> None:
+                if reported[0] is not None:
+                    try:
+                        await reported[0]
+                    except Exception:
+                        pass
 
             def emit(step: dict[str, Any]) -> None:
+                if every_step:
+                    loop.call_soon_threadsafe(report, {"event": "step", "data": step})
+                    return
                 now = time.monotonic()
                 if now - last[0] < PROGRESS_S:
                     return
                 last[0] = now
                 progress = {k: step.get(k) for k in ("step", "energy", "fmax")}
-                loop.call_soon_threadsafe(lambda: asyncio.ensure_future(job.updateProgress(progress)))
+                loop.call_soon_threadsafe(report, progress)
 
             def work() -> dict[str, Any]:
                 if method == "energy":
@@ -107,6 +135,9 @@ class QueueWorker:
                     raise UnrecoverableError(
                         f"DEADLINE_EXCEEDED: The node did not finish within its deadline of {timeout_ms / 1000} s")
                 message = f"{exc.code}: {exc.message}"
+                if exc.details is not None:
+                    # the service hands these back to an HTTP caller waiting for the job
+                    message += FAILURE_DETAILS_MARK + json.dumps({"details": exc.details})
                 raise (UnrecoverableError(message) if exc.code in _PERMANENT else Exception(message)) from None
             except Exception as exc:
                 if type(exc).__name__ == "Cancelled" or expired:
@@ -114,6 +145,7 @@ class QueueWorker:
                     raise UnrecoverableError(f"{code}: stopped") from None
                 raise Exception(f"INTERNAL_ERROR: {type(exc).__name__}: {exc}") from None
             finally:
+                await flush()
                 self.cancels.pop(job.id, None)
 
     async def advertise(self) -> None:

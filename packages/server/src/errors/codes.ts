@@ -260,6 +260,7 @@ export const ERROR_CODES = {
     meaning: "too many nodes, too large a definition, or a map fanning out over too many items (caps in details)",
   },
   WORKFLOW_NOT_FOUND: { status: 404, meaning: "no workflow or run with this id" },
+  JOB_NOT_FOUND: { status: 404, meaning: "no job with this id (finished jobs are kept for a day)" },
   WORKFLOW_ALREADY_RUNNING: { status: 409, meaning: "the workflow has a run that has not finished (details.run_id)" },
   JOB_FAILED: { status: 500, meaning: "node error: a queued job failed without a coded reason (its message says why)" },
   INVALID_IDEMPOTENCY_KEY: { status: 400, meaning: "the Idempotency-Key is empty or longer than 200 characters" },

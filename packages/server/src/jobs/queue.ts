@@ -8,7 +8,7 @@
  * jobs, run only by processes that have that calculator: a service with its local worker pool, or
  * `atomstudio-worker --queue` on any machine). A job waits in the queue of what can run it.
  */
-import { type Job, type Processor, Queue, Worker, type WorkerOptions } from "bullmq";
+import { type Job, type Processor, Queue, QueueEvents, Worker, type WorkerOptions } from "bullmq";
 import { Redis } from "ioredis";
 import type { Closable, ServiceContext } from "../context.ts";
 import { serviceError } from "../errors/codes.ts";
@@ -47,6 +47,7 @@ export class JobQueues implements Closable {
   readonly #connection: Record<string, unknown>;
   readonly #queues = new Map<string, Queue>();
   readonly #workers: Worker[] = [];
+  readonly #events = new Map<string, QueueEvents>();
   #closed = false;
 
   constructor(
@@ -94,6 +95,20 @@ export class JobQueues implements Closable {
     return q;
   }
 
+  /** The events (completed, failed, progress) of queue `name`, read from its stream by one blocking connection. */
+  async events(name: string): Promise<QueueEvents> {
+    let e = this.#events.get(name);
+    if (!e) {
+      e = new QueueEvents(name, { connection: this.#connection, prefix: QUEUE_PREFIX });
+      e.on("error", (err: Error) => this.log.warn({ err: err.message, queue: name }, "job queue: events error"));
+      // one listener per request waiting on this queue (jobs/calculator-jobs.ts): no fixed limit
+      e.setMaxListeners(0);
+      this.#events.set(name, e);
+    }
+    await e.waitUntilReady();
+    return e;
+  }
+
   /** Take jobs of queue `name` in this process. */
   work<T = unknown, R = unknown>(name: string, processor: Processor<T, R>, opts: Partial<WorkerOptions> = {}): Worker<T, R> {
     const w = new Worker<T, R>(name, processor, {
@@ -121,7 +136,8 @@ export class JobQueues implements Closable {
     const bounded = (p: Promise<unknown>) =>
       Promise.race([p.catch(() => {}), new Promise((r) => setTimeout(r, force ? 1000 : CLOSE_WAIT_MS).unref())]);
     await Promise.all(this.#workers.splice(0).map((w) => bounded(w.close(force))));
-    await Promise.all([...this.#queues.values()].map((q) => bounded(q.close())));
+    await Promise.all([...this.#queues.values(), ...this.#events.values()].map((q) => bounded(q.close())));
+    this.#events.clear();
     this.#queues.clear();
     this.redis.disconnect();
   }

@@ -6,6 +6,7 @@ import { buildOps } from "./build.ts";
 import { chatOps } from "./chat.ts";
 import { healthOp } from "./health.ts";
 import { heterostructureOps } from "./heterostructure.ts";
+import { jobOps } from "./jobs.ts";
 import { mdOps } from "./md.ts";
 import { optimizeOps } from "./optimize.ts";
 import { structureAnalysis } from "./structure-analysis.ts";
@@ -30,4 +31,5 @@ export const operations: Operation[] = [
   ...heterostructureOps,
   ...adsorptionOps,
   ...buildOps,
+  ...jobOps,
 ] as unknown as Operation[];

@@ -5,13 +5,12 @@ import type { ServiceContext } from "../context.ts";
 import { serviceError } from "../errors/codes.ts";
 import {
   calculatorPool,
-  cancelOnAbort,
   EnergyRequest,
   EnergyResult,
   OptimizeEnvelope,
   OptimizeResult,
+  optimizeRequest,
   runEnergy,
-  runOptimization,
 } from "../optimize/service.ts";
 import { defineOperation } from "../registry/operation.ts";
 
@@ -107,11 +106,7 @@ export const calculatorsOp = defineOperation({
   mcp: "svc_calculators",
 });
 
-const optimizeHandler = async (env: z.output<typeof OptimizeEnvelope>, ctx: ServiceContext) => {
-  const job = runOptimization(ctx, env);
-  cancelOnAbort(ctx, job.cancel);
-  return job.result;
-};
+const optimizeHandler = (env: z.output<typeof OptimizeEnvelope>, ctx: ServiceContext) => optimizeRequest(ctx, env);
 
 export const optimizeOp = defineOperation({
   id: "optimize_structure",

@@ -59,6 +59,9 @@ interface Job {
   reject: (e: Error) => void;
 }
 
+/** Retry-After of a 429 QUEUE_FULL: a guess at when a slot frees, a fraction of the deadline, at least a few seconds. */
+export const retryAfterSeconds = (deadlineMs: number): number => Math.max(5, Math.min(60, Math.ceil(deadlineMs / 1000 / 60)));
+
 export class WorkerPool {
   readonly size: number;
   #workers: Array<WorkerProcess | undefined>;
@@ -114,8 +117,7 @@ export class WorkerPool {
 
   run<T>(method: string, params: unknown, opts: RunOptions = {}): JobHandle<T> {
     if (this.#queue.length >= this.#limits.queueMax && this.#busy.every(Boolean)) {
-      // a guess at when a slot frees: a fraction of the deadline, at least a few seconds
-      const retryAfterS = Math.max(5, Math.min(60, Math.ceil(this.#limits.deadlineMs / 1000 / 60)));
+      const retryAfterS = retryAfterSeconds(this.#limits.deadlineMs);
       throw new AtomStudioError(
         "QUEUE_FULL",
         `${this.#queue.length} calculator jobs are already waiting for a worker; try again later`,

@@ -8,6 +8,7 @@ import { z } from "zod";
 import { redact } from "../chat/secrets.ts";
 import type { ServiceConfig } from "../config.ts";
 import { provide, type ServiceContext } from "../context.ts";
+import { queueFor, requestCalculatorJob } from "../jobs/calculator-jobs.ts";
 import { StructureJSON } from "../registry/schemas.ts";
 import { type RunOptions, WorkerPool, workerThreadEnv } from "./pool.ts";
 import { WorkerProcess, workerPython } from "./worker.ts";
@@ -46,6 +47,11 @@ export const EnergyRequest = z.object({
   calculator_params: z.record(z.string(), z.unknown()).optional(),
 });
 
+const JobId = z
+  .string()
+  .optional()
+  .describe("the BullMQ job that ran it, when the service has a queue (GET /api/jobs/{id}); absent when it ran directly");
+
 const IrcBranch = z.object({ structure: StructureJSON, energy: z.number(), converged: z.boolean(), steps: z.number().int() });
 
 /** What the worker really sends (worker/PROTOCOL.md), every field declared: the schema is strict. */
@@ -69,6 +75,7 @@ export const OptimizeResult = z.object({
   engine: z.string().nullable().describe("the library behind it (tblite, xtb, asap, ...)"),
   optimizer: z.string(),
   elapsed_s: z.number().describe("wall time of the run in the worker, seconds"),
+  job_id: JobId,
 });
 
 export const EnergyResult = z.object({
@@ -78,6 +85,7 @@ export const EnergyResult = z.object({
   fmax: z.number(),
   calculator: z.string().describe("the calculator id that ran"),
   stress: z.array(z.number()).nullable().optional().describe("periodic in 3 directions: Voigt order, eV/Angstrom^3"),
+  job_id: JobId,
 });
 
 declare module "../context.ts" {
@@ -205,9 +213,42 @@ export const runOptimization = (ctx: ServiceContext, env: OptimizeEnvelope, opts
   return calculatorPool(ctx).run<z.output<typeof OptimizeResult>>("optimize", workerParams(env), opts);
 };
 
-/** A single point; cancelled (dequeued, or stopped on its worker) when the client goes away. */
-export const runEnergy = (ctx: ServiceContext, req: z.output<typeof EnergyRequest>) => {
-  const job = calculatorPool(ctx).run<z.output<typeof EnergyResult>>("energy", workerParams({ ...req, frozen_atoms: [] }));
+/**
+ * A single point; cancelled (dequeued, or stopped on its worker) when the client goes away. A
+ * BullMQ job when a queue takes this calculator (jobs/calculator-jobs.ts), else the local pool.
+ */
+export const runEnergy = async (ctx: ServiceContext, req: z.output<typeof EnergyRequest>) => {
+  const params = workerParams({ ...req, frozen_atoms: [] });
+  const queues = await queueFor(ctx, req.calculator);
+  if (queues)
+    return requestCalculatorJob<z.output<typeof EnergyResult>>(
+      ctx,
+      queues,
+      "energy",
+      req.calculator,
+      params,
+      ctx.request?.signal,
+    );
+  const job = calculatorPool(ctx).run<z.output<typeof EnergyResult>>("energy", params);
+  cancelOnAbort(ctx, job.cancel);
+  return job.result;
+};
+
+/** An optimization for an HTTP request: a BullMQ job when a queue takes this calculator, else the local pool. */
+export const optimizeRequest = async (ctx: ServiceContext, env: OptimizeEnvelope) => {
+  checkEnvelope(env, ctx.config);
+  const params = workerParams(env);
+  const queues = await queueFor(ctx, env.calculator);
+  if (queues)
+    return requestCalculatorJob<z.output<typeof OptimizeResult>>(
+      ctx,
+      queues,
+      "optimize_structure",
+      env.calculator,
+      params,
+      ctx.request?.signal,
+    );
+  const job = calculatorPool(ctx).run<z.output<typeof OptimizeResult>>("optimize", params);
   cancelOnAbort(ctx, job.cancel);
   return job.result;
 };

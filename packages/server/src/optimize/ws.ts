@@ -3,15 +3,17 @@
  * `{action: "cancel"}`. Service: `{type: "queued", position}` while waiting for a worker, one
  * `{type: "step", step, energy, fmax, structure, converged}` per step, then exactly one of
  * `{type: "result", ...}`, `{type: "cancelled", ...}`, `{type: "error", error, code}`.
- * Closing the socket cancels the run.
+ * Closing the socket cancels the run. With a queue the run is a BullMQ job whose progress carries
+ * every step (workflow/README.md "Calculator requests as jobs"); the messages are the same.
  */
 import { isAtomStudioError } from "atomstudio-core";
 import type { FastifyInstance } from "fastify";
 import type { ServiceContext } from "../context.ts";
 import { errorResponse } from "../http/errors.ts";
 import { ensureWebSocket } from "../http/websocket.ts";
+import { queueFor, startCalculatorJob } from "../jobs/calculator-jobs.ts";
 import { checkInputLimits } from "../registry/validate.ts";
-import { OptimizeEnvelope, runOptimization } from "./service.ts";
+import { calculatorPool, checkEnvelope, OptimizeEnvelope, workerParams } from "./service.ts";
 
 export const optimizeWsPlugin = async (app: FastifyInstance, ctx: ServiceContext): Promise<void> => {
   await ensureWebSocket(app, ctx.config);
@@ -55,18 +57,24 @@ export const optimizeWsPlugin = async (app: FastifyInstance, ctx: ServiceContext
           code: "MALFORMED_REQUEST",
         });
       cancelled = false;
+      const start = parsed.data;
+      let params: ReturnType<typeof workerParams>;
       try {
-        checkInputLimits(parsed.data, ctx.config);
-        const job = runOptimization(ctx, parsed.data, {
-          onQueued: (position) => send({ type: "queued", position }),
-          onEvent: (event, data) => {
-            if (event === "step") send({ type: "step", ...(data as object) });
-          },
-        });
-        running = job;
-        job.result
+        checkInputLimits(start, ctx.config);
+        checkEnvelope(start, ctx.config);
+        params = workerParams(start);
+      } catch (e) {
+        return sendError(e);
+      }
+      const onQueued = (position: number) => send({ type: "queued", position });
+      const onStep = (data: unknown) => send({ type: "step", ...(data as object) });
+      // a cancel (or the socket closing) while the job is being queued applies once it is
+      let cancelBeforeStart = false;
+      running = { cancel: () => (cancelBeforeStart = true) };
+      const settle = (result: Promise<object>) =>
+        result
           .then(
-            (result) => send({ type: cancelled ? "cancelled" : "result", ...result }),
+            (r) => send({ type: cancelled ? "cancelled" : "result", ...r }),
             (e) =>
               cancelled && isAtomStudioError(e) && e.code === "CANCELLED"
                 ? send({ type: "cancelled", message: e.message })
@@ -75,9 +83,24 @@ export const optimizeWsPlugin = async (app: FastifyInstance, ctx: ServiceContext
           .finally(() => {
             running = undefined;
           });
-      } catch (e) {
+      void (async () => {
+        // a BullMQ job relaying every step when a queue takes this calculator, else the local pool
+        const queues = await queueFor(ctx, start.calculator);
+        const job = queues
+          ? await startCalculatorJob<object>(ctx, queues, "optimize_structure", start.calculator, params, { onStep, onQueued })
+          : calculatorPool(ctx).run<object>("optimize", params, {
+              onQueued,
+              onEvent: (event, data) => {
+                if (event === "step") onStep(data);
+              },
+            });
+        running = job;
+        if (cancelBeforeStart) job.cancel();
+        await settle(job.result);
+      })().catch((e) => {
+        running = undefined;
         sendError(e);
-      }
+      });
     });
     socket.on("close", () => running?.cancel());
   });

@@ -106,6 +106,13 @@ export interface NodeJobData {
   input: Record<string, unknown>;
   /** Deadline of one attempt, ms (absent: the service's job deadline). */
   timeout_ms?: number;
+  /**
+   * An optimization whose caller relays every step (the optimization WebSocket): each step is
+   * reported as progress `{event: "step", data}` with its structure, in order, and a wait for a
+   * busy pool as `{event: "queued", data: position}`; otherwise progress is `{step, energy, fmax}`
+   * at most every 500 ms.
+   */
+  progress_steps?: boolean;
 }
 
 /** KEYS: run, recorded audit. ARGV: document, expected version, expiry s, recorded fields... */
@@ -135,18 +142,44 @@ const emptyRecord = (): NodeRecord => ({
   output: null,
 });
 
-/** A job failure as `CODE: message` (BullMQ keeps only a message); 4xx conditions are not retried. */
+/**
+ * Where a failure's details and HTTP status follow its `CODE: message` in a BullMQ failed reason
+ * (BullMQ keeps only a string), so a caller waiting for the job gets back the ErrorResponse the
+ * direct call would have given. The Python worker writes the same (worker/README.md).
+ */
+export const FAILURE_DETAILS_MARK = "\n@error ";
+
+/** A job failure as `CODE: message` (+ details); 4xx conditions are not retried. */
 export const jobFailure = (e: unknown): Error => {
   const code = isAtomStudioError(e) ? e.code : "INTERNAL_ERROR";
-  const message = `${code}: ${e instanceof Error ? e.message : String(e)}`;
   const status = isAtomStudioError(e) ? statusOf(e.code, (e as AtomStudioError).status) : 500;
+  const details = isAtomStudioError(e) ? e.details : undefined;
+  const message = `${code}: ${e instanceof Error ? e.message : String(e)}${FAILURE_DETAILS_MARK}${JSON.stringify({ status, ...(details === undefined ? {} : { details }) })}`;
   return status >= 400 && status < 500 && code !== "QUEUE_FULL" ? new UnrecoverableError(message) : new Error(message);
+};
+
+/** A failed reason back to {code, message} and, when the failure carried them, its details and status. */
+export const parseFailureDetail = (reason: string | undefined): ErrorInfo & { details?: unknown; status?: number } => {
+  let text = reason ?? "";
+  let extra: { status?: number; details?: unknown } = {};
+  const at = text.lastIndexOf(FAILURE_DETAILS_MARK);
+  if (at >= 0) {
+    try {
+      extra = JSON.parse(text.slice(at + FAILURE_DETAILS_MARK.length)) as typeof extra;
+      text = text.slice(0, at);
+    } catch {
+      // not ours: keep the whole text as the message
+    }
+  }
+  const m = /^([A-Z][A-Z0-9_]*): ([\s\S]*)$/.exec(text);
+  const info = m ? { code: m[1] as string, message: m[2] as string } : { code: "JOB_FAILED", message: text || "the job failed" };
+  return { ...info, ...extra };
 };
 
 /** `CODE: message` back to {code, message}. */
 export const parseFailure = (reason: string | undefined): ErrorInfo => {
-  const m = /^([A-Z][A-Z0-9_]*): ([\s\S]*)$/.exec(reason ?? "");
-  return m ? { code: m[1] as string, message: m[2] as string } : { code: "JOB_FAILED", message: reason || "the job failed" };
+  const { code, message } = parseFailureDetail(reason);
+  return { code, message };
 };
 
 export const withDeadline = <T>(work: Promise<T>, ms: number | undefined, onExpire?: () => void): Promise<T> => {

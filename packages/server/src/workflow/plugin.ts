@@ -108,6 +108,7 @@ const startCalculatorWorkers = async (queues: JobQueues, ctx: ServiceContext, wo
 /** A calculator job on this service's worker pool: the same checks and worker calls as the HTTP routes. */
 export const runCalculatorJob = async (job: Job<NodeJobData>, ctx: ServiceContext, signal: AbortSignal): Promise<unknown> => {
   let handle: JobHandle<unknown> | undefined;
+  let flushed: Promise<unknown> = Promise.resolve();
   try {
     const method = CALCULATOR_OPERATIONS[job.data.operation];
     const op = allOperations.find((o) => o.id === job.data.operation);
@@ -118,14 +119,29 @@ export const runCalculatorJob = async (job: Job<NodeJobData>, ctx: ServiceContex
       const env = input as z.output<typeof OptimizeEnvelope>;
       checkEnvelope(env, ctx.config);
       let last = 0;
-      handle = pool.run("optimize", workerParams(env), {
-        onEvent: (event, data) => {
-          if (event !== "step" || Date.now() - last < PROGRESS_MS) return;
-          last = Date.now();
-          const { step, energy, fmax } = data as Record<string, unknown>;
-          void job.updateProgress({ step, energy, fmax }).catch(() => {});
-        },
-      });
+      const report = (progress: object) => {
+        // one after the other, so a relaying caller sees the steps in order, all before the result
+        flushed = flushed.then(() => job.updateProgress(progress)).catch(() => {});
+      };
+      handle = pool.run(
+        "optimize",
+        workerParams(env),
+        job.data.progress_steps
+          ? {
+              onEvent: (event, data) => {
+                if (event === "step") report({ event: "step", data });
+              },
+              onQueued: (position) => report({ event: "queued", data: position }),
+            }
+          : {
+              onEvent: (event, data) => {
+                if (event !== "step" || Date.now() - last < PROGRESS_MS) return;
+                last = Date.now();
+                const { step, energy, fmax } = data as Record<string, unknown>;
+                report({ step, energy, fmax });
+              },
+            },
+      );
     } else {
       const req = input as z.output<typeof EnergyRequest>;
       handle = pool.run("energy", workerParams({ ...req, frozen_atoms: [] }));
@@ -141,8 +157,11 @@ export const runCalculatorJob = async (job: Job<NodeJobData>, ctx: ServiceContex
         h.cancel();
       }, deadline);
     try {
-      return await h.result;
+      const result = await h.result;
+      await flushed;
+      return result;
     } catch (e) {
+      await flushed;
       if (expired)
         throw serviceError("DEADLINE_EXCEEDED", `The node did not finish within its deadline of ${(deadline ?? 0) / 1000} s`, {
           deadline_s: (deadline ?? 0) / 1000,

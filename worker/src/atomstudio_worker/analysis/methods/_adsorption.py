@@ -66,11 +66,45 @@ def _neighbours(slab, surface_idx: list[int], base: np.ndarray, normal: np.ndarr
     return chosen, site_type
 
 
+_FINDER = None
+
+
+def site_finder():
+    """pymatgen's `AdsorbateSiteFinder` with the slab's symmetry operations found once per finder.
+
+    Its `symm_reduce` runs spglib on the unchanged slab for each site kind (ontop, bridge, hollow:
+    three analyses per call, about half of a small slab's time); this finder keeps the first one's
+    operations and reduces with them in the same order and by the same test (`in_coord_list_pbc`),
+    so the sites are pymatgen's to the bit."""
+    global _FINDER
+    if _FINDER is None:
+        from pymatgen.analysis.adsorption import AdsorbateSiteFinder
+        from pymatgen.symmetry.analyzer import SpacegroupAnalyzer
+        from pymatgen.util.coord import in_coord_list_pbc
+
+        class SymmetryOnceSiteFinder(AdsorbateSiteFinder):
+            _symm_ops = None
+
+            def symm_reduce(self, coords_set, threshold=1e-6):
+                if self._symm_ops is None:  # the same analysis (symprec 0.1) pymatgen's method makes
+                    self._symm_ops = SpacegroupAnalyzer(self.slab, 0.1).get_symmetry_operations()
+                lattice = self.slab.lattice
+                kept: list = []
+                for frac in (lattice.get_fractional_coords(c) for c in coords_set):
+                    # a site is new unless an image of it under some operation is already kept
+                    if not any(in_coord_list_pbc(kept, op.operate(frac), atol=threshold) for op in self._symm_ops):
+                        kept.append(frac)
+                return [lattice.get_cartesian_coords(f) for f in kept]
+
+        _FINDER = SymmetryOnceSiteFinder
+    return _FINDER
+
+
 def find_sites(slab, surface: str, distance: float, positions: list[str], symm_reduce: float,
                near_reduce: float, surface_height: float, no_obtuse_hollow: bool) -> list[dict[str, Any]]:
     """`AdsorbateSiteFinder(slab, height=surface_height, mi_vec=±n).find_adsorption_sites(...)`
     for the top surface, the bottom one (normal reversed), or both; one record per site."""
-    from pymatgen.analysis.adsorption import AdsorbateSiteFinder
+    finder = site_finder()
 
     n = slab_normal(slab)
     sides = {"top": [1.0], "bottom": [-1.0], "both": [1.0, -1.0]}[surface]
@@ -79,7 +113,7 @@ def find_sites(slab, surface: str, distance: float, positions: list[str], symm_r
         warnings.simplefilter("ignore")
         for sign in sides:
             normal = sign * n
-            asf = AdsorbateSiteFinder(slab, height=surface_height, mi_vec=list(normal))
+            asf = finder(slab, height=surface_height, mi_vec=list(normal))
             found = asf.find_adsorption_sites(distance=distance, put_inside=True, symm_reduce=symm_reduce,
                                               near_reduce=near_reduce, positions=tuple(positions),
                                               no_obtuse_hollow=no_obtuse_hollow)

@@ -44,16 +44,22 @@ def slab_normal(slab) -> np.ndarray:
     return n / np.linalg.norm(n)
 
 
-def _neighbours(slab, surface_idx: list[int], base: np.ndarray, normal: np.ndarray, kind: str):
-    """Surface atoms around a site, nearest first in the surface plane (periodic images in a and b,
-    so an index repeats when the site touches an atom and its image). top: the atom under it;
-    otherwise the 2 (bridge) or 3 (hollow) nearest and any tied with the last (1 %)."""
+def _image_shifts(slab) -> np.ndarray:
+    """Cartesian shifts of the periodic images in a and b that `_neighbours` looks at (one per slab)."""
     m = slab.lattice.matrix
     # every image is its own candidate: a bridge may join an atom to its image; slab cells are often
     # oblique (b = -a + …), so ±1 cell misses nearest images
-    shifts = np.array([da * m[0] + db * m[1] for da in IMAGES for db in IMAGES])
+    return np.array([da * m[0] + db * m[1] for da in IMAGES for db in IMAGES])
+
+
+def _neighbours(surface_cart: np.ndarray, surface_idx: list[int], shifts: np.ndarray, base: np.ndarray,
+                normal: np.ndarray, kind: str):
+    """Surface atoms around a site, nearest first in the surface plane (periodic images in a and b,
+    so an index repeats when the site touches an atom and its image). top: the atom under it;
+    otherwise the 2 (bridge) or 3 (hollow) nearest and any tied with the last (1 %).
+    `surface_cart`: the Cartesian positions of the `surface_idx` atoms; `shifts`: `_image_shifts`."""
     idx = np.asarray(surface_idx)
-    d = slab.cart_coords[idx][:, None, :] + shifts[None, :, :] - base
+    d = surface_cart[:, None, :] + shifts[None, :, :] - base
     d = d - (d @ normal)[..., None] * normal
     r = np.linalg.norm(d, axis=2)
     cand = sorted(zip(r.ravel().tolist(), np.repeat(idx, len(shifts)).tolist(), strict=True))
@@ -119,11 +125,16 @@ def find_sites(slab, surface: str, distance: float, positions: list[str], symm_r
                                               no_obtuse_hollow=no_obtuse_hollow)
             props = asf.slab.site_properties["surface_properties"]
             surface_idx = [i for i, p in enumerate(props) if p == "surface"]
+            # the same for every site of this surface: made once, not per site
+            shifts = _image_shifts(slab)
+            symbols = [site.specie.symbol for site in slab]
+            surface_cart = slab.cart_coords[np.asarray(surface_idx, dtype=int)]
             for kind in positions:
                 for pos in found[kind]:
                     pos = np.asarray(pos, dtype=float)
-                    idx, site_type = _neighbours(slab, surface_idx, pos - distance * normal, normal, kind)
-                    elements = [slab[i].specie.symbol for i in idx]
+                    idx, site_type = _neighbours(surface_cart, surface_idx, shifts, pos - distance * normal,
+                                                 normal, kind)
+                    elements = [symbols[i] for i in idx]
                     out.append({
                         "position": pos.tolist(),
                         "site_type": site_type,

@@ -9,12 +9,14 @@
  * (from_dict, the operation, StructureMatcher grouping, as_dict); target at least 10x faster.
  * Worker routes (defect, intercalation, nanoparticle): a whole HTTP request to a service with a
  * warm analysis worker against pymatgen / ASE in process; target within 1.3x. Best of N wall-clock
- * times after a warm-up (the machine is shared: best-of is the stable figure).
+ * times after a warm-up (the machine is shared: best-of is the stable figure), each case's pymatgen
+ * measurement made right before the service's in a long-lived reference process (bench/reference.ts).
  */
 import { runPython, testdataPath } from "atomstudio-testkit";
 import { fromDict, initSymmetry, supercell, toDict } from "../packages/core/src/index.ts";
 import { type CoreBuildArgs, coreBuildTask } from "../packages/server/src/build/core.ts";
 import { makeApp } from "../packages/server/test/helpers.ts";
+import { startReference } from "./reference.ts";
 
 const repeatsArg = process.argv.indexOf("--repeats");
 const repeats = repeatsArg > 0 ? Number(process.argv[repeatsArg + 1]) : 5;
@@ -123,11 +125,12 @@ const CASES: Case[] = [
 const withHost = (body: Dict, route: string): Dict =>
   route !== "nanoparticle" && typeof body.structure === "string" ? { ...body, structure: hosts[body.structure] } : body;
 
-const py = await runPython<{ name: string; seconds: number; count: number }[]>(
-  new URL("./pymatgen_build.py", import.meta.url).pathname,
-  { hosts, cases: CASES.map(({ name, route, body }) => ({ name, route, body })), repeats },
-  { timeoutMs: 1_800_000 },
-);
+// pymatgen in a long-lived process, each case measured right before the service's (same load)
+const reference = startReference(new URL("./pymatgen_build.py", import.meta.url).pathname);
+const measureReference = async ({ name, route, body }: Case) =>
+  (
+    await reference.call<{ name: string; seconds: number; count: number }[]>({ hosts, cases: [{ name, route, body }], repeats })
+  )[0];
 
 const app = await makeApp({ maxStructures: 500, maxTotalAtoms: 1_000_000 });
 const best = async (f: () => unknown): Promise<number> => {
@@ -143,7 +146,7 @@ const best = async (f: () => unknown): Promise<number> => {
 
 const rows: string[][] = [["route / case", "where", "ours ms", "pymatgen ms", "pymatgen/ours", "target", "count ours/ref"]];
 for (const c of CASES) {
-  const ref = py.find((r) => r.name === c.name);
+  const ref = await measureReference(c);
   let count = 0;
   let ms: number;
   if (c.core) {
@@ -171,5 +174,6 @@ for (const c of CASES) {
   ]);
 }
 await app.close();
+await reference.close();
 const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length))) ?? [];
 for (const r of rows) console.log(r.map((x, i) => (i === 0 ? x.padEnd(widths[i] ?? 0) : x.padStart(widths[i] ?? 0))).join("  "));

@@ -245,7 +245,8 @@ describe.skipIf(!hasRedis)("workflows on a real Redis", () => {
     expect(run.status).toBe(202);
     expect(run.body.status).toBe("queued");
     const done = await finished(svc.url, created.body.id);
-    expect(done.run.status).toBe("completed");
+    const states = done.run.nodes.map((n: Json) => ({ id: n.id, state: n.state, error: n.error, items: n.items }));
+    expect(done.run.status, JSON.stringify(states)).toBe("completed");
     const byId = Object.fromEntries(done.run.nodes.map((n: Json) => [n.id, n]));
     expect(byId.relax.items.map((i: Json) => i.state)).toEqual(["completed", "completed", "completed"]);
 

@@ -6,8 +6,9 @@
  * writes it. Sites belong to the slab they were found on: any other change of structure clears them.
  */
 import { fromDict } from "atomstudio-core";
-import { storedToken } from "../auth.ts";
+import { postJson } from "../auth.ts";
 import type { Studio } from "../studio.ts";
+import { h } from "../ui/dom.ts";
 import type { Marker } from "../viewer/viewer3d.ts";
 import "./adsorption.css";
 
@@ -56,24 +57,8 @@ export const SITE_COLORS: Record<Site["site_type"], string> = {
 };
 const PICKED_COLOR = "#ff00aa";
 
-const h = <K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  attrs: Record<string, string> = {},
-  text = "",
-): HTMLElementTagNameMap[K] => {
-  const el = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
-  if (text) el.textContent = text;
-  return el;
-};
-
 const post = async <T>(path: string, body: unknown): Promise<T> => {
-  const t = storedToken();
-  const res = await fetch(path, {
-    method: "POST",
-    headers: { "content-type": "application/json", ...(t ? { authorization: `Bearer ${t}` } : {}) },
-    body: JSON.stringify(body),
-  });
+  const res = await postJson(path, body);
   const out = (await res.json()) as T & { error?: string; code?: string };
   if (!res.ok) throw new Error(`${out.error ?? res.statusText}${out.code ? ` (${out.code})` : ""}`);
   return out;

@@ -83,16 +83,8 @@ export const mountAdsorptionPanel = (el: HTMLElement, studio: Studio): void => {
   for (const name of Object.keys(ADSORBATES)) molecule.append(h("option", { value: name }, name));
   const place = h("button", { id: "ads-place", type: "button", disabled: "" }, "Place");
   const info = h("div", { id: "ads-status", class: "ads-status" }, "Load a slab, then find its sites.");
-  const label = (text: string, input: HTMLElement) => {
-    const l = h("label", {}, text);
-    l.append(input);
-    return l;
-  };
-  const row = (...kids: Node[]) => {
-    const d = h("div", { class: "row" });
-    d.append(...kids);
-    return d;
-  };
+  const label = (text: string, input: HTMLElement) => h("label", {}, text, input);
+  const row = (...kids: Node[]) => h("div", { class: "row" }, ...kids);
   el.append(
     h("h3", {}, "Adsorption"),
     row(label("Surface ", surface), label("Height (Å) ", height), find),

@@ -83,16 +83,8 @@ export const mountHeterostructurePanel = (el: HTMLElement, studio: Studio): void
   const exportCif = h("button", { id: "het-export", type: "button", title: "download the current structure as CIF" }, "CIF");
   const table = h("table", { id: "het-matches", class: "legend" });
   const info = h("div", { id: "het-status", class: "het-status" }, "Open two structures, then search");
-  const label = (text: string, input: HTMLElement) => {
-    const l = h("label", {}, text);
-    l.append(input);
-    return l;
-  };
-  const row = (...kids: Node[]) => {
-    const d = h("div", { class: "row" });
-    d.append(...kids);
-    return d;
-  };
+  const label = (text: string, input: HTMLElement) => h("label", {}, text, input);
+  const row = (...kids: Node[]) => h("div", { class: "row" }, ...kids);
   el.append(
     h("h3", {}, "Heterostructure"),
     row(label("Substrate ", substrate), label("Film ", film)),

@@ -1,7 +1,8 @@
 """pymatgen in-process doing what /api/adsorption/sites and /place do (bench/adsorption.ts).
 
-stdin: {"slabs": {name: Structure dict}, "runs": n}. For each slab, the median milliseconds of
-`AdsorbateSiteFinder(slab).find_adsorption_sites(distance=1.5)` (from the dictionary, as a
+One JSON line in, one out, for as long as stdin is open (a long-lived process, as the service's
+worker is): {"slabs": {name: Structure dict}, "runs": n} -> for each slab, the median milliseconds
+of `AdsorbateSiteFinder(slab).find_adsorption_sites(distance=1.5)` (from the dictionary, as a
 request starts) and of `add_adsorbate(CO, first site)`. The import is not timed."""
 
 import json
@@ -18,8 +19,7 @@ from pymatgen.core import Molecule, Structure  # noqa: E402
 CO = Molecule(["C", "O"], [[0, 0, 0], [0, 0, 1.128]])
 
 
-def main():
-    req = json.load(sys.stdin)
+def measure(req):
     out = {}
     for name, d in req["slabs"].items():
         sites_ms, place_ms = [], []
@@ -33,7 +33,9 @@ def main():
             place_ms.append((time.perf_counter() - t) * 1e3)
         out[name] = {"sites_ms": statistics.median(sites_ms), "place_ms": statistics.median(place_ms),
                      "n_sites": len(found["all"])}
-    print(json.dumps(out))
+    return out
 
 
-main()
+for line in sys.stdin:
+    if line.strip():
+        print(json.dumps(measure(json.loads(line))), flush=True)

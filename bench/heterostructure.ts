@@ -1,17 +1,19 @@
 /**
  * Benchmark of the /api/heterostructure routes (run: `node --import tsx bench/heterostructure.ts`).
  * In the same run, for graphene on Cu(111), MoS2 on WS2 and graphite on Cu(111) (bulk mode):
- *   pymatgen — in-process Python doing the same work (bench/pymatgen_hetero.py; imports not timed,
- *              one warm-up call first, like the warm worker)
+ *   pymatgen — in-process Python doing the same work from the same dictionaries
+ *              (bench/pymatgen_hetero.py, a long-lived process like the warm worker; imports not
+ *              timed, one warm-up call first), one call right before each request (bench/reference.ts)
  *   service  — a request through HTTP to the warm analysis worker (JSON in and out, strains and
  *              integer transformations per match included)
- * and prints medians and service/pymatgen (target ≤ 1.3). BENCH_RUNS rounds (default 7).
+ * and prints medians and service/pymatgen (target ≤ 1.3). BENCH_RUNS rounds (default 9).
  */
 import { runPython } from "atomstudio-testkit";
 import { loadConfig } from "../packages/server/src/config.ts";
 import { buildApp } from "../packages/server/src/http/app.ts";
+import { startReference } from "./reference.ts";
 
-const RUNS = Number(process.env.BENCH_RUNS ?? 7);
+const RUNS = Number(process.env.BENCH_RUNS ?? 9);
 
 const INPUTS = `
 import json
@@ -58,25 +60,27 @@ const cases: Record<string, () => Promise<unknown>> = {
 };
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+const reference = startReference(new URL("./pymatgen_hetero.py", import.meta.url).pathname);
+await reference.call({ inputs });
 const service: Record<string, number[]> = {};
-for (const [name, fn] of Object.entries(cases)) {
-  await fn(); // warm-up, as pymatgen gets one
-  service[name] = [];
-}
 const pymatgen: Record<string, number[]> = {};
+for (const [name, fn] of Object.entries(cases)) {
+  // warm-up of both (the worker's imports and pymatgen's lazy ones)
+  await fn();
+  await reference.call({ case: name });
+  service[name] = [];
+  pymatgen[name] = [];
+}
 for (let round = 0; round < RUNS; round++) {
-  // interleaved: one pymatgen round (all cases), then one service round
-  const py = await runPython<Record<string, number[]>>(new URL("./pymatgen_hetero.py", import.meta.url).pathname, {
-    inputs,
-    runs: 1,
-  });
-  for (const [k, v] of Object.entries(py)) pymatgen[k] = [...(pymatgen[k] ?? []), ...v];
+  // interleaved call by call: one pymatgen run, then one request, after the same short idle
   for (const [name, fn] of Object.entries(cases)) {
+    pymatgen[name]?.push((await reference.call<{ seconds: number }>({ case: name })).seconds);
     const t = performance.now();
     await fn();
     service[name]?.push((performance.now() - t) / 1000);
   }
 }
+await reference.close();
 await app.close();
 
 console.log(`heterostructure routes, ${RUNS} rounds, medians (ms)`);

@@ -1,8 +1,9 @@
 """pymatgen / pymatgen-analysis-defects / ASE doing the work of each `/api/build` route, timed
 in-process (best of `repeats`, after one warm-up), for bench/build.ts.
 
-stdin: {"hosts": {name: dict}, "cases": [{name, route, body}], "repeats": int}
-stdout: [{"name", "seconds", "count"}]
+One JSON line in, one out, for as long as stdin is open (a long-lived process, as the service's
+worker is; bench/reference.ts): {"hosts": {name: dict}, "cases": [{name, route, body}], "repeats": int}
+-> [{"name", "seconds", "count"}]
 """
 
 import itertools
@@ -15,7 +16,6 @@ import numpy as np
 from pymatgen.analysis.structure_matcher import StructureMatcher
 from pymatgen.core import Structure
 
-args = json.load(sys.stdin)
 
 
 def strain(b):
@@ -133,17 +133,23 @@ def nanoparticle(b):
 
 ROUTES = {"strain": strain, "doping": doping, "substitution": substitution, "random-substitution": random_substitution,
           "defect": defect, "intercalation": intercalation, "nanoparticle": nanoparticle}
-out = []
-for c in args["cases"]:
-    body = dict(c["body"])
-    if isinstance(body.get("structure"), str) and c["route"] != "nanoparticle":
-        body["structure"] = args["hosts"][body["structure"]]
-    f = ROUTES[c["route"]]
-    result = f(body)  # warm-up (imports, caches)
-    best = float("inf")
-    for _ in range(args["repeats"]):
-        t = time.perf_counter()
-        result = f(body)
-        best = min(best, time.perf_counter() - t)
-    out.append({"name": c["name"], "seconds": best, "count": len(result)})
-json.dump(out, sys.stdout)
+def measure(args):
+    out = []
+    for c in args["cases"]:
+        body = dict(c["body"])
+        if isinstance(body.get("structure"), str) and c["route"] != "nanoparticle":
+            body["structure"] = args["hosts"][body["structure"]]
+        f = ROUTES[c["route"]]
+        result = f(body)  # warm-up (imports, caches)
+        best = float("inf")
+        for _ in range(args["repeats"]):
+            t = time.perf_counter()
+            result = f(body)
+            best = min(best, time.perf_counter() - t)
+        out.append({"name": c["name"], "seconds": best, "count": len(result)})
+    return out
+
+
+for line in sys.stdin:
+    if line.strip():
+        print(json.dumps(measure(json.loads(line))), flush=True)

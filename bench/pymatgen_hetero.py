@@ -1,8 +1,11 @@
 """pymatgen in-process doing the work of the heterostructure routes (bench/heterostructure.ts).
 
-Reads {"inputs": {...}, "runs": N} on stdin; prints {case: [seconds per run]} (imports not timed).
-Each case does what a pymatgen user writes for the same answer: the ZSL matches with their areas
-and von Mises strains (sorted), CoherentInterfaceBuilder with its terminations, one interface."""
+A long-lived process, as the service's worker is (bench/reference.ts): one JSON line in, one out.
+{"inputs": {...}} first (structure dictionaries; answers {}), then {"case": name} -> {"seconds": t}
+for one run of that case (imports not timed). Each case starts from the same dictionaries as the
+request (Structure.from_dict timed, as the worker's is) and does what a pymatgen user writes for the
+same answer: the ZSL matches with their areas and von Mises strains (sorted), CoherentInterfaceBuilder
+with its terminations, one interface."""
 
 import json
 import sys
@@ -13,8 +16,17 @@ from pymatgen.analysis.interfaces.coherent_interfaces import CoherentInterfaceBu
 from pymatgen.analysis.interfaces.zsl import ZSLGenerator
 from pymatgen.core import Structure
 
-args = json.load(sys.stdin)
-S = {k: Structure.from_dict(v) for k, v in args["inputs"].items() if "sites" in v and "@class" in v}
+INPUTS: dict = {}
+
+
+class _Structures:
+    """`S["cu"]`: the input's Structure, read from its dictionary on each access (timed)."""
+
+    def __getitem__(self, key):
+        return Structure.from_dict(INPUTS[key])
+
+
+S = _Structures()
 
 
 def zsl(film, sub, area, limit=200):
@@ -47,13 +59,14 @@ CASES = {
     "search bulk graphite/Cu(111)": bulk_search,
     "build bulk graphite/Cu(111)": bulk_build,
 }
-out = {}
-for name, fn in CASES.items():
-    fn()  # warm (the service's worker is warm too)
-    times = []
-    for _ in range(args["runs"]):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    out[name] = times
-print(json.dumps(out))
+for line in sys.stdin:
+    if not line.strip():
+        continue
+    req = json.loads(line)
+    if "inputs" in req:
+        INPUTS.update(req["inputs"])
+        print("{}", flush=True)
+        continue
+    t = time.perf_counter()
+    CASES[req["case"]]()
+    print(json.dumps({"seconds": time.perf_counter() - t}), flush=True)

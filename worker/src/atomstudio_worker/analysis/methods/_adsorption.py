@@ -44,16 +44,22 @@ def slab_normal(slab) -> np.ndarray:
     return n / np.linalg.norm(n)
 
 
-def _neighbours(slab, surface_idx: list[int], base: np.ndarray, normal: np.ndarray, kind: str):
-    """Surface atoms around a site, nearest first in the surface plane (periodic images in a and b,
-    so an index repeats when the site touches an atom and its image). top: the atom under it;
-    otherwise the 2 (bridge) or 3 (hollow) nearest and any tied with the last (1 %)."""
+def _image_shifts(slab) -> np.ndarray:
+    """Cartesian shifts of the periodic images in a and b that `_neighbours` looks at (one per slab)."""
     m = slab.lattice.matrix
     # every image is its own candidate: a bridge may join an atom to its image; slab cells are often
     # oblique (b = -a + …), so ±1 cell misses nearest images
-    shifts = np.array([da * m[0] + db * m[1] for da in IMAGES for db in IMAGES])
+    return np.array([da * m[0] + db * m[1] for da in IMAGES for db in IMAGES])
+
+
+def _neighbours(surface_cart: np.ndarray, surface_idx: list[int], shifts: np.ndarray, base: np.ndarray,
+                normal: np.ndarray, kind: str):
+    """Surface atoms around a site, nearest first in the surface plane (periodic images in a and b,
+    so an index repeats when the site touches an atom and its image). top: the atom under it;
+    otherwise the 2 (bridge) or 3 (hollow) nearest and any tied with the last (1 %).
+    `surface_cart`: the Cartesian positions of the `surface_idx` atoms; `shifts`: `_image_shifts`."""
     idx = np.asarray(surface_idx)
-    d = slab.cart_coords[idx][:, None, :] + shifts[None, :, :] - base
+    d = surface_cart[:, None, :] + shifts[None, :, :] - base
     d = d - (d @ normal)[..., None] * normal
     r = np.linalg.norm(d, axis=2)
     cand = sorted(zip(r.ravel().tolist(), np.repeat(idx, len(shifts)).tolist(), strict=True))
@@ -66,11 +72,45 @@ def _neighbours(slab, surface_idx: list[int], base: np.ndarray, normal: np.ndarr
     return chosen, site_type
 
 
+_FINDER = None
+
+
+def site_finder():
+    """pymatgen's `AdsorbateSiteFinder` with the slab's symmetry operations found once per finder.
+
+    Its `symm_reduce` runs spglib on the unchanged slab for each site kind (ontop, bridge, hollow:
+    three analyses per call, about half of a small slab's time); this finder keeps the first one's
+    operations and reduces with them in the same order and by the same test (`in_coord_list_pbc`),
+    so the sites are pymatgen's to the bit."""
+    global _FINDER
+    if _FINDER is None:
+        from pymatgen.analysis.adsorption import AdsorbateSiteFinder
+        from pymatgen.symmetry.analyzer import SpacegroupAnalyzer
+        from pymatgen.util.coord import in_coord_list_pbc
+
+        class SymmetryOnceSiteFinder(AdsorbateSiteFinder):
+            _symm_ops = None
+
+            def symm_reduce(self, coords_set, threshold=1e-6):
+                if self._symm_ops is None:  # the same analysis (symprec 0.1) pymatgen's method makes
+                    self._symm_ops = SpacegroupAnalyzer(self.slab, 0.1).get_symmetry_operations()
+                lattice = self.slab.lattice
+                kept: list = []
+                for frac in (lattice.get_fractional_coords(c) for c in coords_set):
+                    # a site is new unless an image of it under some operation is already kept
+                    if not any(in_coord_list_pbc(kept, op.operate(frac), atol=threshold) for op in self._symm_ops):
+                        kept.append(frac)
+                return [lattice.get_cartesian_coords(f) for f in kept]
+
+        _FINDER = SymmetryOnceSiteFinder
+    return _FINDER
+
+
 def find_sites(slab, surface: str, distance: float, positions: list[str], symm_reduce: float,
                near_reduce: float, surface_height: float, no_obtuse_hollow: bool) -> list[dict[str, Any]]:
     """`AdsorbateSiteFinder(slab, height=surface_height, mi_vec=±n).find_adsorption_sites(...)`
     for the top surface, the bottom one (normal reversed), or both; one record per site."""
-    from pymatgen.analysis.adsorption import AdsorbateSiteFinder
+    finder = site_finder()
 
     n = slab_normal(slab)
     sides = {"top": [1.0], "bottom": [-1.0], "both": [1.0, -1.0]}[surface]
@@ -79,17 +119,22 @@ def find_sites(slab, surface: str, distance: float, positions: list[str], symm_r
         warnings.simplefilter("ignore")
         for sign in sides:
             normal = sign * n
-            asf = AdsorbateSiteFinder(slab, height=surface_height, mi_vec=list(normal))
+            asf = finder(slab, height=surface_height, mi_vec=list(normal))
             found = asf.find_adsorption_sites(distance=distance, put_inside=True, symm_reduce=symm_reduce,
                                               near_reduce=near_reduce, positions=tuple(positions),
                                               no_obtuse_hollow=no_obtuse_hollow)
             props = asf.slab.site_properties["surface_properties"]
             surface_idx = [i for i, p in enumerate(props) if p == "surface"]
+            # the same for every site of this surface: made once, not per site
+            shifts = _image_shifts(slab)
+            symbols = [site.specie.symbol for site in slab]
+            surface_cart = slab.cart_coords[np.asarray(surface_idx, dtype=int)]
             for kind in positions:
                 for pos in found[kind]:
                     pos = np.asarray(pos, dtype=float)
-                    idx, site_type = _neighbours(slab, surface_idx, pos - distance * normal, normal, kind)
-                    elements = [slab[i].specie.symbol for i in idx]
+                    idx, site_type = _neighbours(surface_cart, surface_idx, shifts, pos - distance * normal,
+                                                 normal, kind)
+                    elements = [symbols[i] for i in idx]
                     out.append({
                         "position": pos.tolist(),
                         "site_type": site_type,

@@ -53,6 +53,8 @@ def run(params: dict[str, Any], ctx, cancel) -> dict[str, Any]:
     atoms.center(vacuum=float(params["vacuum"]))
     atoms.pbc = True
     s = AseAtomsAdaptor.get_structure(atoms)
-    return {"structure": structure_out(s), "n_atoms": len(s), "formula": s.composition.reduced_formula,
-            "message": f"{params['shape']} {s.composition.reduced_formula} cluster of {len(s)} atoms with "
+    # `composition` is rebuilt from every site on each access (0.3 ms at 500 atoms): read it once
+    formula = s.composition.reduced_formula
+    return {"structure": structure_out(s), "n_atoms": len(s), "formula": formula,
+            "message": f"{params['shape']} {formula} cluster of {len(s)} atoms with "
                        f"{params['vacuum']} Å of vacuum on each side"}

@@ -8,11 +8,9 @@
  *
  *   node --import tsx bench/health-under-attack.ts [--seconds 20] [--concurrency 6]
  */
-import { spawn } from "node:child_process";
-import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import { fromDict, supercell, toDict } from "../packages/core/src/index.ts";
-import { cifBomb } from "../packages/testkit/src/index.ts";
+import { cifBomb, startServeProcess } from "../packages/testkit/src/index.ts";
 
 const { values } = parseArgs({
   options: { seconds: { type: "string", default: "20" }, concurrency: { type: "string", default: "6" } },
@@ -69,24 +67,7 @@ const ATTACKS: Array<{ name: string; path: string; body: string }> = [
   },
 ];
 
-const start = async (): Promise<{ url: string; stop: () => void }> => {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("ATOMSTUDIO_")) env[k] = v;
-  env.ATOMSTUDIO_LOG_LEVEL = "error";
-  env.ATOMSTUDIO_STUDIO_AUTOBUILD = "0";
-  const child = spawn(process.execPath, ["packages/server/bin/atomstudio.js", "serve", "--port", "0"], {
-    env,
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    child.once("exit", (code) => reject(new Error(`service exited with ${code}`)));
-    createInterface({ input: child.stdout }).on("line", (line) => {
-      const m = /listening on (http:\/\/\S+?:\d+)/.exec(line);
-      if (m) resolve(m[1] as string);
-    });
-  });
-  return { url, stop: () => child.kill() };
-};
+const start = () => startServeProcess({}, { stderr: "inherit" });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

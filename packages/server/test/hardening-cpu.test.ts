@@ -4,20 +4,14 @@
  * started with `atomstudio serve` in its own process: a handler that hangs on the event loop
  * then makes the row fail on its time bound instead of freezing the test runner.
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { createInterface } from "node:readline";
 import { fromDict, supercell, toDict } from "atomstudio-core";
-import { cifBomb } from "atomstudio-testkit";
+import { cifBomb, type ServeProcess, startServeProcess } from "atomstudio-testkit";
 import { afterAll, describe, expect, it } from "vitest";
 import { cuCell, water } from "./helpers.ts";
-import { ATOMSTUDIO_BIN } from "./mcp-fixtures.ts";
 
 type Env = Record<string, string>;
 
-interface Service {
-  url: string;
-  child: ChildProcess;
-}
+type Service = ServeProcess;
 
 const services = new Map<string, Promise<Service>>();
 
@@ -26,21 +20,7 @@ const service = (settings: Env = {}): Promise<Service> => {
   const key = JSON.stringify(settings);
   let s = services.get(key);
   if (!s) {
-    s = new Promise<Service>((resolve, reject) => {
-      const env: Env = {};
-      for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("ATOMSTUDIO_")) env[k] = v;
-      Object.assign(env, { ATOMSTUDIO_LOG_LEVEL: "error", ATOMSTUDIO_STUDIO_AUTOBUILD: "0" }, settings);
-      const child = spawn(process.execPath, [ATOMSTUDIO_BIN, "serve", "--port", "0"], { env, stdio: ["ignore", "pipe", "pipe"] });
-      let stderr = "";
-      child.stderr?.on("data", (d) => {
-        stderr += String(d);
-      });
-      child.once("exit", (code) => reject(new Error(`service exited with ${code}: ${stderr}`)));
-      createInterface({ input: child.stdout as NodeJS.ReadableStream }).on("line", (line) => {
-        const m = /listening on (http:\/\/\S+?:\d+)/.exec(line);
-        if (m) resolve({ url: m[1] as string, child });
-      });
-    });
+    s = startServeProcess(settings);
     services.set(key, s);
   }
   return s;

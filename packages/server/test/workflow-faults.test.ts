@@ -10,12 +10,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { type ServeProcess, startServeProcess } from "atomstudio-testkit";
 import { Redis } from "ioredis";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { hasRedis, startRedis } from "../../studio/test/support.ts";
 import { redisConnection } from "../src/jobs/embedded-redis.ts";
 import { recordedKey } from "../src/workflow/engine.ts";
-import { ATOMSTUDIO_BIN, SERVER_ROOT } from "./mcp-fixtures.ts";
+import { SERVER_ROOT } from "./mcp-fixtures.ts";
 
 /** A JSON answer, read field by field by the assertions. */
 // biome-ignore lint/suspicious/noExplicitAny: the assertions check the shape
@@ -37,21 +38,11 @@ afterEach(() => {
 });
 
 /** `atomstudio serve --port 0` in its own process; resolves with its URL once it listens. */
-const serve = (settings: Env): Promise<{ url: string; child: ChildProcess }> =>
-  new Promise((resolve, reject) => {
-    const env = { ...baseEnv(), ATOMSTUDIO_LOG_LEVEL: "warn", ATOMSTUDIO_STUDIO_AUTOBUILD: "0", ...settings };
-    const child = spawn(process.execPath, [ATOMSTUDIO_BIN, "serve", "--port", "0"], { env, stdio: ["ignore", "pipe", "pipe"] });
-    children.push(child);
-    let stderr = "";
-    child.stderr?.on("data", (d) => {
-      stderr = (stderr + String(d)).slice(-4000);
-    });
-    child.once("exit", (code) => reject(new Error(`service exited with ${code}: ${stderr}`)));
-    createInterface({ input: child.stdout as NodeJS.ReadableStream }).on("line", (line) => {
-      const m = /listening on (http:\/\/\S+?:\d+)/.exec(line);
-      if (m) resolve({ url: m[1] as string, child });
-    });
-  });
+const serve = async (settings: Env): Promise<ServeProcess> => {
+  const svc = await startServeProcess({ ATOMSTUDIO_LOG_LEVEL: "warn", ...settings });
+  children.push(svc.child);
+  return svc;
+};
 
 /** `atomstudio-worker --queue` for EMT; resolves once it takes jobs. `jobs` collects the job ids it started. */
 const worker = (redisUrl: string): Promise<{ child: ChildProcess; jobs: string[] }> =>

@@ -25,8 +25,7 @@ export const storeToken = (token: string | null): void => {
 /** Check the token once at start-up; ask for one (and keep it) while the service says 401. */
 export const ensureToken = async (ask: (message: string) => string | null = (m) => window.prompt(m)): Promise<void> => {
   for (let attempt = 0; attempt < 3; attempt++) {
-    const token = storedToken();
-    const r = await fetch("/api/health", { headers: token ? { authorization: `Bearer ${token}` } : {} });
+    const r = await apiFetch("/api/health");
     if (r.status !== 401) return;
     const entered = ask(
       attempt === 0
@@ -43,6 +42,13 @@ export const apiFetch = (path: string, init: RequestInit = {}): Promise<Response
   const token = storedToken();
   const headers = new Headers(init.headers);
   if (token) headers.set("authorization", `Bearer ${token}`);
-  if (init.body && !headers.has("content-type")) headers.set("content-type", "application/json");
+  // A FormData body carries its own multipart content type (with the boundary) from fetch.
+  if (init.body && !(init.body instanceof FormData) && !headers.has("content-type")) {
+    headers.set("content-type", "application/json");
+  }
   return fetch(path, { ...init, headers });
 };
+
+/** POST a JSON body to the service with the token; the caller reads the response. */
+export const postJson = (path: string, body: unknown): Promise<Response> =>
+  apiFetch(path, { method: "POST", body: JSON.stringify(body) });

@@ -7,11 +7,7 @@
 import { fromDict, slab, toDict } from "atomstudio-core";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../../server/src/config.ts";
-import { buildApp } from "../../server/src/http/app.ts";
-import { studioPlugin } from "../../server/src/studio/plugin.ts";
-import { viewerPlugin } from "../../server/src/viewer/plugin.ts";
-import { ensureStudioBuilt, hasChromium, launchBrowser, openStudio } from "./support.ts";
+import { hasChromium, openStudioSession, type StudioSession } from "./support.ts";
 
 interface StudioWindow {
   __atomstudio: {
@@ -39,25 +35,15 @@ const ptSlab = toDict(slab(ptBulk, { miller: [1, 1, 1], thickness: 3, vacuum: 12
 describe.skipIf(!hasChromium)("adsorption panel in the studio", () => {
   let page: Page;
   let url = "";
-  let close: () => Promise<void> = async () => {};
+  let session: StudioSession | undefined;
 
   beforeAll(async () => {
-    await ensureStudioBuilt();
-    const { app } = await buildApp({
-      config: loadConfig({ host: "127.0.0.1", port: 0, logLevel: "silent" }, {}),
-      plugins: [viewerPlugin(), studioPlugin({ autoBuild: false })],
-    });
-    await app.listen({ host: "127.0.0.1", port: 0 });
-    url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
-    const browser = await launchBrowser();
-    close = async () => {
-      await browser.close();
-      await app.close();
-    };
-    page = await openStudio(browser, url, { width: 1400, height: 900 });
+    session = await openStudioSession();
+    page = session.page;
+    url = session.url;
   }, 300_000);
   afterAll(async () => {
-    await close();
+    await session?.close();
   });
 
   it("finds sites on a slab, a click on one in the viewer picks it, CO placed there shows in /api/view/structure-info", async () => {

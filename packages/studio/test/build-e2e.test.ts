@@ -3,13 +3,9 @@
  * worker: a strain sweep and an enumerated doping computed in the browser by the core, a
  * nanoparticle from the service (ASE); results browsed one by one, undone in one step, exported.
  */
-import type { Browser, Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../../server/src/config.ts";
-import { buildApp } from "../../server/src/http/app.ts";
-import { studioPlugin } from "../../server/src/studio/plugin.ts";
-import { viewerPlugin } from "../../server/src/viewer/plugin.ts";
-import { ensureStudioBuilt, hasChromium, launchBrowser, openStudio } from "./support.ts";
+import { hasChromium, openStudioSession, type StudioSession } from "./support.ts";
 
 const cu = {
   lattice: {
@@ -33,25 +29,15 @@ interface Shown {
 }
 
 describe.skipIf(!hasChromium)("Build panel in the studio", () => {
-  let browser: Browser;
   let page: Page;
-  let close: () => Promise<void>;
+  let session: StudioSession | undefined;
 
   beforeAll(async () => {
-    await ensureStudioBuilt();
-    const { app } = await buildApp({
-      config: loadConfig({ host: "127.0.0.1", port: 0, logLevel: "silent" }, {}),
-      plugins: [viewerPlugin(), studioPlugin({ autoBuild: false })],
-    });
-    await app.listen({ host: "127.0.0.1", port: 0 });
-    const port = (app.server.address() as { port: number }).port;
-    close = () => app.close();
-    browser = await launchBrowser();
-    page = await openStudio(browser, `http://127.0.0.1:${port}`, { width: 1400, height: 900 });
+    session = await openStudioSession();
+    page = session.page;
   }, 300_000);
   afterAll(async () => {
-    await browser?.close();
-    await close?.();
+    await session?.close();
   });
 
   const shown = async () => (await page.evaluate(() => window.atomstudio!.getStructure())) as Shown;

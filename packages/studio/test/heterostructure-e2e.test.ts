@@ -3,13 +3,9 @@
  * analysis worker: open WS2 and MoS2 monolayers, search slab-mode matches, sort the table by
  * strain, preview a match (the current structure is untouched), build it (undoable) and export it.
  */
-import type { Browser, Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../../server/src/config.ts";
-import { buildApp } from "../../server/src/http/app.ts";
-import { studioPlugin } from "../../server/src/studio/plugin.ts";
-import { viewerPlugin } from "../../server/src/viewer/plugin.ts";
-import { ensureStudioBuilt, hasChromium, launchBrowser, openStudio } from "./support.ts";
+import { hasChromium, openStudioSession, type StudioSession } from "./support.ts";
 
 /** A 2H-type MX2 monolayer in a hexagonal cell with 20 Å along c (reduced viewer form, fractional). */
 const tmd = (metal: string, a: number, dz: number) => ({
@@ -32,25 +28,15 @@ const data = (page: Page, key: string) =>
   page.evaluate((k) => (document.querySelector(".hetero-panel") as unknown as Panel | null)?.dataset[k], key);
 
 describe.skipIf(!hasChromium)("heterostructure panel in the studio", () => {
-  let browser: Browser;
   let page: Page;
-  let close: () => Promise<void>;
+  let session: StudioSession | undefined;
 
   beforeAll(async () => {
-    await ensureStudioBuilt();
-    const { app } = await buildApp({
-      config: loadConfig({ host: "127.0.0.1", port: 0, logLevel: "silent" }, {}),
-      plugins: [viewerPlugin(), studioPlugin({ autoBuild: false })],
-    });
-    await app.listen({ host: "127.0.0.1", port: 0 });
-    const port = (app.server.address() as { port: number }).port;
-    close = () => app.close();
-    browser = await launchBrowser();
-    page = await openStudio(browser, `http://127.0.0.1:${port}`, { width: 1400, height: 900 });
+    session = await openStudioSession();
+    page = session.page;
   }, 180_000);
   afterAll(async () => {
-    await browser?.close();
-    await close?.();
+    await session?.close();
   });
 
   it("searches MoS2 on WS2, sorts by strain, previews, builds (undoable) and exports", async () => {

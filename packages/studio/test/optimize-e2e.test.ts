@@ -3,14 +3,10 @@
  * worker: pick EMT and BFGS, freeze the selection, relax, watch steps arrive and the structure
  * change, see force arrows at the end; undo returns to the structure before the run.
  */
-import type { Browser, Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../../server/src/config.ts";
-import { buildApp } from "../../server/src/http/app.ts";
 import { optimizeWsPlugin } from "../../server/src/optimize/ws.ts";
-import { studioPlugin } from "../../server/src/studio/plugin.ts";
-import { viewerPlugin } from "../../server/src/viewer/plugin.ts";
-import { ensureStudioBuilt, hasChromium, launchBrowser, openStudio } from "./support.ts";
+import { hasChromium, openStudioSession, type StudioSession } from "./support.ts";
 
 const cluster = {
   "@class": "Molecule",
@@ -24,25 +20,15 @@ const cluster = {
 };
 
 describe.skipIf(!hasChromium)("optimization panel in the studio", () => {
-  let browser: Browser;
   let page: Page;
-  let close: () => Promise<void>;
+  let session: StudioSession | undefined;
 
   beforeAll(async () => {
-    await ensureStudioBuilt();
-    const { app } = await buildApp({
-      config: loadConfig({ host: "127.0.0.1", port: 0, logLevel: "silent" }, {}),
-      plugins: [viewerPlugin(), optimizeWsPlugin, studioPlugin({ autoBuild: false })],
-    });
-    await app.listen({ host: "127.0.0.1", port: 0 });
-    const port = (app.server.address() as { port: number }).port;
-    close = () => app.close();
-    browser = await launchBrowser();
-    page = await openStudio(browser, `http://127.0.0.1:${port}`, { width: 1400, height: 900 });
+    session = await openStudioSession({ plugins: [optimizeWsPlugin] });
+    page = session.page;
   });
   afterAll(async () => {
-    await browser?.close();
-    await close?.();
+    await session?.close();
   });
 
   it("relaxes with EMT, streams steps, keeps frozen atoms, shows forces, undoes in one step", async () => {

@@ -13,6 +13,7 @@ import { type Browser, chromium, type Page } from "playwright-core";
 import WebSocket from "ws";
 import { loadConfig, type ServiceConfig } from "../../server/src/config.ts";
 import { buildApp } from "../../server/src/http/app.ts";
+import type { Plugin } from "../../server/src/plugins.ts";
 import { buildStudio, studioPlugin } from "../../server/src/studio/plugin.ts";
 import { viewerPlugin } from "../../server/src/viewer/plugin.ts";
 
@@ -60,6 +61,8 @@ export const startService = async (
     token?: string;
     studio?: boolean;
     studioDist?: string;
+    /** Mounted between the viewer relay and the studio (e.g. the optimization WebSocket). */
+    plugins?: readonly Plugin[];
   } = {},
 ): Promise<RunningService> => {
   const over: Partial<ServiceConfig> = { host: "127.0.0.1", port: 0, logLevel: "silent" };
@@ -73,6 +76,7 @@ export const startService = async (
       ...(opts.heartbeatMs ? { heartbeatMs: opts.heartbeatMs } : {}),
     }),
   ];
+  plugins.push(...(opts.plugins ?? []));
   if (opts.studio ?? true) plugins.push(studioPlugin({ autoBuild: false }));
   const { app } = await buildApp({ config, plugins });
   await app.listen({ host: "127.0.0.1", port: 0 });
@@ -103,6 +107,35 @@ export const openStudio = async (
   await page.goto(`${url}/${opts.query ? `?${opts.query}` : ""}`);
   await page.waitForSelector('body[data-relay="connected"]', { timeout: 60_000 });
   return page;
+};
+
+export interface StudioSession {
+  browser: Browser;
+  page: Page;
+  url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * What a panel's browser test starts with: the studio built, a service with `plugins` listening
+ * on loopback, and a 1400x900 studio page in Chromium with its relay connected.
+ */
+export const openStudioSession = async (opts: { plugins?: readonly Plugin[] } = {}): Promise<StudioSession> => {
+  await ensureStudioBuilt();
+  const svc = await startService({ plugins: opts.plugins ?? [] });
+  let browser: Browser | undefined;
+  const close = async () => {
+    await browser?.close();
+    await svc.close();
+  };
+  try {
+    browser = await launchBrowser();
+    const page = await openStudio(browser, svc.url, { width: 1400, height: 900 });
+    return { browser, page, url: svc.url, close };
+  } catch (e) {
+    await close();
+    throw e;
+  }
 };
 
 export interface ImageStats {

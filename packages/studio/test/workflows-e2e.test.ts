@@ -8,58 +8,21 @@
  * undoable structure; a failing node shows its attempts and error while it retries, the panel
  * reattaches to the running workflow after a page reload, and Cancel stops it.
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import { type AnyStructureDict, fromDict, moveAtoms, supercell, toDict } from "atomstudio-core";
+import { type ServeProcess, startServeProcess } from "atomstudio-testkit";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ATOMSTUDIO_BIN } from "../../server/test/mcp-fixtures.ts";
 import { exampleById } from "../src/examples.ts";
 import type { WorkflowDraft } from "../src/workflows/graph.ts";
 import { ensureStudioBuilt, hasChromium, hasRedis, launchBrowser, openStudio, startRedis } from "./support.ts";
 
-interface Service {
-  url: string;
-  child: ChildProcess;
-  stop(): Promise<void>;
-}
-
 /** `atomstudio serve` on a free loopback port, its queue on `redisUrl`. */
-const serve = (redisUrl: string, dataDir: string): Promise<Service> =>
-  new Promise((resolve, reject) => {
-    const env: Record<string, string> = {};
-    for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("ATOMSTUDIO_")) env[k] = v;
-    Object.assign(env, {
-      ATOMSTUDIO_LOG_LEVEL: "error",
-      ATOMSTUDIO_STUDIO_AUTOBUILD: "0",
-      ATOMSTUDIO_REDIS_URL: redisUrl,
-      ATOMSTUDIO_DATA_DIR: dataDir,
-    });
-    const child = spawn(process.execPath, [ATOMSTUDIO_BIN, "serve", "--port", "0"], { env, stdio: ["ignore", "pipe", "pipe"] });
-    let stderr = "";
-    child.stderr?.on("data", (d) => {
-      stderr += String(d);
-    });
-    child.once("exit", (code) => reject(new Error(`service exited with ${code}: ${stderr}`)));
-    createInterface({ input: child.stdout as NodeJS.ReadableStream }).on("line", (line) => {
-      const m = /listening on (http:\/\/\S+?:\d+)/.exec(line);
-      if (m)
-        resolve({
-          url: m[1] as string,
-          child,
-          stop: async () => {
-            if (child.exitCode !== null) return;
-            const done = new Promise((r) => child.once("exit", r));
-            child.kill("SIGTERM");
-            await done;
-          },
-        });
-    });
-  });
+const serve = (redisUrl: string, dataDir: string): Promise<ServeProcess> =>
+  startServeProcess({ ATOMSTUDIO_REDIS_URL: redisUrl, ATOMSTUDIO_DATA_DIR: dataDir });
 
 const panel = (page: Page, key: string) =>
   page.evaluate((k) => document.getElementById("workflows-panel")?.dataset[k] ?? null, key);
@@ -85,7 +48,7 @@ const waitRunState = async (page: Page, states: string[], timeout = 120_000) => 
 
 describe.skipIf(!hasChromium || !hasRedis)("Workflows panel in the studio, on the real queue", () => {
   let redis: Awaited<ReturnType<typeof startRedis>>;
-  let svc: Service;
+  let svc: ServeProcess;
   let browser: Browser;
   let page: Page;
   const dataDir = mkdtempSync(join(tmpdir(), "atomstudio-wf-e2e-"));

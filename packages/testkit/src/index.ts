@@ -56,5 +56,6 @@ export const readTestdata = (relPath: string): string => {
 };
 
 export const testdataPath = (relPath: string): string => join(TESTDATA, relPath);
+export * from "./serve.ts";
 export * from "./structures.ts";
 export * from "./trajectories.ts";

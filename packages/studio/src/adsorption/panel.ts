@@ -6,8 +6,9 @@
  * writes it. Sites belong to the slab they were found on: any other change of structure clears them.
  */
 import { fromDict } from "atomstudio-core";
-import { storedToken } from "../auth.ts";
+import { postJson } from "../auth.ts";
 import type { Studio } from "../studio.ts";
+import { h } from "../ui/dom.ts";
 import type { Marker } from "../viewer/viewer3d.ts";
 import "./adsorption.css";
 
@@ -56,24 +57,8 @@ export const SITE_COLORS: Record<Site["site_type"], string> = {
 };
 const PICKED_COLOR = "#ff00aa";
 
-const h = <K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  attrs: Record<string, string> = {},
-  text = "",
-): HTMLElementTagNameMap[K] => {
-  const el = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
-  if (text) el.textContent = text;
-  return el;
-};
-
 const post = async <T>(path: string, body: unknown): Promise<T> => {
-  const t = storedToken();
-  const res = await fetch(path, {
-    method: "POST",
-    headers: { "content-type": "application/json", ...(t ? { authorization: `Bearer ${t}` } : {}) },
-    body: JSON.stringify(body),
-  });
+  const res = await postJson(path, body);
   const out = (await res.json()) as T & { error?: string; code?: string };
   if (!res.ok) throw new Error(`${out.error ?? res.statusText}${out.code ? ` (${out.code})` : ""}`);
   return out;
@@ -98,16 +83,8 @@ export const mountAdsorptionPanel = (el: HTMLElement, studio: Studio): void => {
   for (const name of Object.keys(ADSORBATES)) molecule.append(h("option", { value: name }, name));
   const place = h("button", { id: "ads-place", type: "button", disabled: "" }, "Place");
   const info = h("div", { id: "ads-status", class: "ads-status" }, "Load a slab, then find its sites.");
-  const label = (text: string, input: HTMLElement) => {
-    const l = h("label", {}, text);
-    l.append(input);
-    return l;
-  };
-  const row = (...kids: Node[]) => {
-    const d = h("div", { class: "row" });
-    d.append(...kids);
-    return d;
-  };
+  const label = (text: string, input: HTMLElement) => h("label", {}, text, input);
+  const row = (...kids: Node[]) => h("div", { class: "row" }, ...kids);
   el.append(
     h("h3", {}, "Adsorption"),
     row(label("Surface ", surface), label("Height (Å) ", height), find),

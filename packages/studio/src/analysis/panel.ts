@@ -10,8 +10,9 @@
 import { fromDict } from "atomstudio-core";
 import type uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
-import { storedToken } from "../auth.ts";
+import { apiFetch } from "../auth.ts";
 import type { Studio } from "../studio.ts";
+import { h } from "../ui/dom.ts";
 import "./analysis.css";
 import { type AnalysisRole, analysisRole, isStructureFile, prettyLabel, toCsv } from "./files.ts";
 import {
@@ -35,17 +36,6 @@ const elementsOf = (structure: unknown): string[] => {
   return [...new Set(sites.map((site) => site.species?.[0]?.element).filter((e): e is string => Boolean(e)))];
 };
 
-const h = <K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  attrs: Record<string, string> = {},
-  text = "",
-): HTMLElementTagNameMap[K] => {
-  const el = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
-  if (text) el.textContent = text;
-  return el;
-};
-
 const download = (blob: Blob, filename: string) => {
   const a = h("a", { href: URL.createObjectURL(blob), download: filename });
   a.click();
@@ -65,8 +55,7 @@ const post = async <T>(path: string, files: Partial<Record<AnalysisRole, File>>,
   const form = new FormData();
   for (const [name, f] of Object.entries(files)) if (f) form.append(name, f, f.name);
   form.append("params", JSON.stringify(params));
-  const t = storedToken();
-  const res = await fetch(path, { method: "POST", body: form, headers: t ? { authorization: `Bearer ${t}` } : {} });
+  const res = await apiFetch(path, { method: "POST", body: form });
   const body = (await res.json()) as T & { code?: string; error?: string };
   if (!res.ok) throw new ApiError(body.code ?? String(res.status), body.error ?? res.statusText);
   return body;

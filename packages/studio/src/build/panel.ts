@@ -7,15 +7,9 @@
  * the input), browsing replaces it in place, and "Export CIF" saves the one shown.
  */
 import { dope, fromDict, initSymmetry, type Structure, strain, substitute, toDict, writeStructureFile } from "atomstudio-core";
-import { storedToken } from "../auth.ts";
+import { postJson } from "../auth.ts";
 import type { Studio } from "../studio.ts";
-
-const h = <K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string> = {}, ...kids: (Node | string)[]) => {
-  const el = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
-  el.append(...kids);
-  return el;
-};
+import { h } from "../ui/dom.ts";
 
 const KINDS = ["defect", "strain", "doping", "substitution", "intercalation", "nanoparticle"] as const;
 type Kind = (typeof KINDS)[number];
@@ -120,12 +114,7 @@ export const mountBuildPanel = (el: HTMLElement, studio: Studio): BuildPanel => 
       .filter(Boolean);
 
   const callService = async (route: string, body: Record<string, unknown>) => {
-    const token = storedToken();
-    const r = await fetch(`/api/build/${route}`, {
-      method: "POST",
-      headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
-      body: JSON.stringify(body),
-    });
+    const r = await postJson(`/api/build/${route}`, body);
     const out = await r.json();
     if (!r.ok) throw new Error(out.error ?? `HTTP ${r.status}`);
     return out as { structures?: unknown[]; structure?: unknown; labels?: string[]; truncated?: boolean; message?: string };

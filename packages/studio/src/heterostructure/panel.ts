@@ -6,8 +6,9 @@
  * exportable with the toolbar's export or the panel's CIF button).
  */
 import { type AnyStructureDict, fromDict, parseStructureFile, toDict } from "atomstudio-core";
-import { storedToken } from "../auth.ts";
+import { postJson } from "../auth.ts";
 import type { Studio } from "../studio.ts";
+import { h } from "../ui/dom.ts";
 import "./heterostructure.css";
 
 interface Match {
@@ -28,24 +29,8 @@ interface Built {
 const MAX_SOURCES = 20;
 type SortKey = "match_area" | "strain" | "atoms";
 
-const h = <K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  attrs: Record<string, string> = {},
-  text = "",
-): HTMLElementTagNameMap[K] => {
-  const el = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
-  if (text) el.textContent = text;
-  return el;
-};
-
 const post = async <T>(path: string, body: unknown): Promise<T> => {
-  const token = storedToken();
-  const res = await fetch(`/api/heterostructure/${path}`, {
-    method: "POST",
-    headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
-    body: JSON.stringify(body),
-  });
+  const res = await postJson(`/api/heterostructure/${path}`, body);
   const out = (await res.json()) as T & { code?: string; error?: string };
   if (!res.ok) throw new Error(`${out.code ?? res.status}: ${out.error ?? res.statusText}`);
   return out;
@@ -98,16 +83,8 @@ export const mountHeterostructurePanel = (el: HTMLElement, studio: Studio): void
   const exportCif = h("button", { id: "het-export", type: "button", title: "download the current structure as CIF" }, "CIF");
   const table = h("table", { id: "het-matches", class: "legend" });
   const info = h("div", { id: "het-status", class: "het-status" }, "Open two structures, then search");
-  const label = (text: string, input: HTMLElement) => {
-    const l = h("label", {}, text);
-    l.append(input);
-    return l;
-  };
-  const row = (...kids: Node[]) => {
-    const d = h("div", { class: "row" });
-    d.append(...kids);
-    return d;
-  };
+  const label = (text: string, input: HTMLElement) => h("label", {}, text, input);
+  const row = (...kids: Node[]) => h("div", { class: "row" }, ...kids);
   el.append(
     h("h3", {}, "Heterostructure"),
     row(label("Substrate ", substrate), label("Film ", film)),

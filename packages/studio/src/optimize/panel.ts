@@ -5,8 +5,9 @@
  * returns to the structure before it (intermediate steps are not recorded).
  */
 import { fromDict, type Structure } from "atomstudio-core";
-import { storedToken } from "../auth.ts";
+import { apiFetch, storedToken } from "../auth.ts";
 import type { Studio } from "../studio.ts";
+import { h } from "../ui/dom.ts";
 import "./optimize.css";
 import { type OptimizeMessage, runUffInWorker } from "./uff-client.ts";
 
@@ -32,22 +33,6 @@ interface StepMsg {
   structure?: unknown;
   converged: boolean;
 }
-
-const authHeaders = (): Record<string, string> => {
-  const t = storedToken();
-  return t ? { authorization: `Bearer ${t}` } : {};
-};
-
-const h = <K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  attrs: Record<string, string> = {},
-  text = "",
-): HTMLElementTagNameMap[K] => {
-  const el = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
-  if (text) el.textContent = text;
-  return el;
-};
 
 /** A two-series line chart on a canvas: energy (left axis) and fmax (right axis, log). */
 const drawChart = (canvas: HTMLCanvasElement, energy: number[], fmax: number[], threshold: number): void => {
@@ -139,7 +124,7 @@ export const mountOptimizePanel = (el: HTMLElement, studio: Studio): void => {
   };
 
   const browserSide = new Set<string>();
-  void fetch("/api/optimize/calculators", { headers: authHeaders() })
+  void apiFetch("/api/optimize/calculators")
     .then((r) => r.json() as Promise<{ calculators: CalculatorInfo[]; optimizers: OptimizerInfo[] }>)
     .then(({ calculators, optimizers }) => {
       for (const c of calculators) {

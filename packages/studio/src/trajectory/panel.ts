@@ -9,16 +9,10 @@
 import { bytesToText, readTrajectory, type Structure, Trajectory, toDict } from "atomstudio-core";
 import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
-import { storedToken } from "../auth.ts";
+import { postJson } from "../auth.ts";
 import type { Studio } from "../studio.ts";
+import { h } from "../ui/dom.ts";
 import "./trajectory.css";
-
-const h = <K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string> = {}, ...kids: (Node | string)[]) => {
-  const el = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
-  el.append(...kids);
-  return el;
-};
 
 /** The file as the MD routes take it. */
 interface WireFile {
@@ -278,12 +272,7 @@ export const mountTrajectoryPanel = (el: HTMLElement, studio: Studio): Trajector
   };
 
   const call = async (route: string, body: Record<string, unknown>): Promise<Record<string, unknown>> => {
-    const token = storedToken();
-    const r = await fetch(`/api/md/${route}`, {
-      method: "POST",
-      headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
-      body: JSON.stringify({ ...source(), ...body }),
-    });
+    const r = await postJson(`/api/md/${route}`, { ...source(), ...body });
     const json = (await r.json()) as Record<string, unknown>;
     if (!r.ok) throw new Error(`${json.code}: ${json.error}`);
     return json;

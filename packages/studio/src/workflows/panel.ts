@@ -11,6 +11,7 @@ import { fromDict } from "atomstudio-core";
 import { apiFetch } from "../auth.ts";
 import { exampleById } from "../examples.ts";
 import type { Studio } from "../studio.ts";
+import { h } from "../ui/dom.ts";
 import { catalogFromOpenApi, type NodeType, outputsOf, structureParams } from "./catalog.ts";
 import {
   createRequest,
@@ -45,17 +46,6 @@ export const WORKFLOW_ROUTES = {
   status: (id: string) => `/api/workflow/${encodeURIComponent(id)}`,
   nodeTypes: "/api/workflow/node-types",
   openapi: "/api/openapi.json",
-};
-
-const h = <K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  attrs: Record<string, string> = {},
-  ...kids: (Node | string)[]
-): HTMLElementTagNameMap[K] => {
-  const el = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
-  el.append(...kids);
-  return el;
 };
 
 interface ErrorBody {

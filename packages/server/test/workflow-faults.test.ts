@@ -185,14 +185,17 @@ describe.skipIf(!hasRedis)("workflows across processes", () => {
     redis ??= await startRedis();
     const settings = { ATOMSTUDIO_REDIS_URL: redis.url, ATOMSTUDIO_QUEUE_CALCULATORS: "0", ATOMSTUDIO_QUEUE_LOCK_S: "2" };
     const svc = await serve(settings);
-    const first = await worker(redis.url);
+    // Both workers are up before the run starts, so the one that takes the job is killed while it
+    // runs (a second worker started after the job began could come up after the job had ended).
+    const a = await worker(redis.url);
+    const b = await worker(redis.url);
     const created = await call(svc.url, "POST", "/api/workflow/create", relaxEach(1e-6, 3000));
     const run = await call(svc.url, "POST", "/api/workflow/run", {
       workflow_id: created.body.id,
       inputs: { cells: [rattled(3.7, 0.08)] },
     });
-    await waitFor("the job to start on the first worker", async () => (first.jobs.length ? true : undefined), 60_000);
-    const second = await worker(redis.url);
+    const first = await waitFor("the job to start on a worker", async () => [a, b].find((w) => w.jobs.length), 60_000);
+    const second = first === a ? b : a;
     first.child.kill("SIGKILL");
     const killedAt = Date.now();
     const done = await finished(svc.url, run.body.run_id);

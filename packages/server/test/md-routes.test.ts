@@ -149,6 +149,8 @@ describe("bad input and abuse: coded errors, never a 500", () => {
     ],
     ["rmsd", { trajectory: { content: "not a trajectory at all", filename: "x.txt" } }, 400, "INVALID_FORMAT"],
     ["rmsd", { trajectory: { content: "%%%not base64%%%", encoding: "base64" } }, 400, "INVALID_ENCODING"],
+    // found by the fuzzer: the base64 alphabet but a length no decoder accepts (was a 500)
+    ["hbonds", { format: "poscar", trajectory: { content: "0\n\n", encoding: "base64" } }, 400, "INVALID_ENCODING"],
     [
       "rmsd",
       { trajectory: { content: Buffer.from([0x1f, 0x8b, 8, 0, 1, 2, 3]).toString("base64"), encoding: "base64" } },

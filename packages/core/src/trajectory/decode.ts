@@ -40,7 +40,13 @@ export const base64ToBytes = (s: string): Uint8Array => {
   if (!B64.test(s)) fail("INVALID_ENCODING", "content is not valid base64");
   const clean = s.replace(/\s+/g, "");
   if (typeof atob === "function") {
-    const bin = atob(clean);
+    let bin: string;
+    try {
+      bin = atob(clean);
+    } catch {
+      // the alphabet is right but the length is not (one character left over, e.g. "0")
+      return fail("INVALID_ENCODING", "content is not valid base64 (truncated)");
+    }
     const out = new Uint8Array(bin.length);
     for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
     return out;

@@ -10,7 +10,7 @@ import type { ServiceConfig } from "../config.ts";
 import { provide, type ServiceContext } from "../context.ts";
 import { queueFor, requestCalculatorJob } from "../jobs/calculator-jobs.ts";
 import { StructureJSON } from "../registry/schemas.ts";
-import { type RunOptions, WorkerPool, workerThreadEnv } from "./pool.ts";
+import { WorkerPool, workerThreadEnv } from "./pool.ts";
 import { WorkerProcess, workerPython } from "./worker.ts";
 
 export const OPTIMIZERS = ["bfgs", "tr_min", "tr_ts", "irc"] as const;
@@ -208,49 +208,38 @@ export const workerParams = (env: Pick<OptimizeEnvelope, "structure" | "frozen_a
   return { ...env, structure: toDict(s) };
 };
 
-export const runOptimization = (ctx: ServiceContext, env: OptimizeEnvelope, opts: RunOptions = {}) => {
-  checkEnvelope(env, ctx.config);
-  return calculatorPool(ctx).run<z.output<typeof OptimizeResult>>("optimize", workerParams(env), opts);
-};
-
 /**
- * A single point; cancelled (dequeued, or stopped on its worker) when the client goes away. A
- * BullMQ job when a queue takes this calculator (jobs/calculator-jobs.ts), else the local pool.
+ * One calculator request of an HTTP client: a BullMQ job when a queue takes this calculator
+ * (jobs/calculator-jobs.ts), else the local pool; cancelled (dequeued, or stopped on its worker)
+ * when the client goes away.
  */
-export const runEnergy = async (ctx: ServiceContext, req: z.output<typeof EnergyRequest>) => {
-  const params = workerParams({ ...req, frozen_atoms: [] });
-  const queues = await queueFor(ctx, req.calculator);
-  if (queues)
-    return requestCalculatorJob<z.output<typeof EnergyResult>>(
-      ctx,
-      queues,
-      "energy",
-      req.calculator,
-      params,
-      ctx.request?.signal,
-    );
-  const job = calculatorPool(ctx).run<z.output<typeof EnergyResult>>("energy", params);
+const runCalculatorRequest = async <T extends object>(
+  ctx: ServiceContext,
+  calculator: string,
+  params: Record<string, unknown>,
+  methods: { queue: "energy" | "optimize_structure"; pool: "energy" | "optimize" },
+): Promise<T> => {
+  const queues = await queueFor(ctx, calculator);
+  if (queues) return requestCalculatorJob<T>(ctx, queues, methods.queue, calculator, params, ctx.request?.signal);
+  const job = calculatorPool(ctx).run<T>(methods.pool, params);
   cancelOnAbort(ctx, job.cancel);
   return job.result;
 };
 
-/** An optimization for an HTTP request: a BullMQ job when a queue takes this calculator, else the local pool. */
-export const optimizeRequest = async (ctx: ServiceContext, env: OptimizeEnvelope) => {
+/** A single point. */
+export const runEnergy = (ctx: ServiceContext, req: z.output<typeof EnergyRequest>) =>
+  runCalculatorRequest<z.output<typeof EnergyResult>>(ctx, req.calculator, workerParams({ ...req, frozen_atoms: [] }), {
+    queue: "energy",
+    pool: "energy",
+  });
+
+/** An optimization. */
+export const optimizeRequest = (ctx: ServiceContext, env: OptimizeEnvelope) => {
   checkEnvelope(env, ctx.config);
-  const params = workerParams(env);
-  const queues = await queueFor(ctx, env.calculator);
-  if (queues)
-    return requestCalculatorJob<z.output<typeof OptimizeResult>>(
-      ctx,
-      queues,
-      "optimize_structure",
-      env.calculator,
-      params,
-      ctx.request?.signal,
-    );
-  const job = calculatorPool(ctx).run<z.output<typeof OptimizeResult>>("optimize", params);
-  cancelOnAbort(ctx, job.cancel);
-  return job.result;
+  return runCalculatorRequest<z.output<typeof OptimizeResult>>(ctx, env.calculator, workerParams(env), {
+    queue: "optimize_structure",
+    pool: "optimize",
+  });
 };
 
 /** Cancel a job when the HTTP client goes away (or has already gone). */

@@ -310,6 +310,24 @@ describe("errors and faults", () => {
     expect((await long).at(-1)?.type).toBe("result");
   });
 
+  it("a cancel that arrives after its job settled does not kill the worker's next job", async () => {
+    // graceMs 0, as the analysis pool: a stop kills at once. A client that leaves just as its
+    // answer arrives must not take down the job the worker started next (it answered 502 WORKER_DIED).
+    const pool = new WorkerPool(1, () => new WorkerProcess(workerPython(), workerEnvironment(testConfig())), {
+      graceMs: 0,
+    });
+    try {
+      const params = { structure: cuCluster(1), calculator: "emt", calculator_params: {} };
+      const first = pool.run<{ energy: number }>("energy", params);
+      await first.result;
+      const second = pool.run<{ energy: number }>("optimize", { ...params, fmax: 1e-3, max_steps: 30 });
+      first.cancel();
+      expect((await second.result).energy).toBeTypeOf("number");
+    } finally {
+      await pool.close();
+    }
+  });
+
   it("missing Sella → 400 OPTIMIZER_UNAVAILABLE with the install command", async () => {
     const config = testConfig();
     const { app: noSella, ctx } = await buildApp({ config, plugins: [] });

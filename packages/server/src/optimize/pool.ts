@@ -135,9 +135,12 @@ export class WorkerPool {
           const { id, result: r } = w.request<T>(method, params, opts.onEvent);
           let expired = false;
           let stopped = false;
+          let done = false;
           let graceTimer: NodeJS.Timeout | undefined;
-          // ask the worker to stop; kill it (and its children) if it has not answered in time
+          // ask the worker to stop; kill it (and its children) if it has not answered in time.
+          // Once the job has settled the worker may already run the next one: nothing to stop.
           const stop = () => {
+            if (done) return;
             stopped = true;
             w.cancel(id);
             graceTimer ??= setTimeout(() => w.kill(), this.#limits.graceMs);
@@ -150,6 +153,7 @@ export class WorkerPool {
               }, this.#limits.deadlineMs)
             : undefined;
           const settled = r.finally(() => {
+            done = true;
             clearTimeout(deadline);
             clearTimeout(graceTimer);
           });

@@ -36,6 +36,12 @@ const ST = join(ROOT, ".venv/bin/st");
  */
 export const FUZZ_EXCLUDE =
   "^/api/(chat/stream|view/|optimize/(structure|energy)|structure/optimize|structure-build/slab|structure/slab|heterostructure/|workflow/|jobs/)";
+/**
+ * One fixed seed: a failure in CI is the same failure on a developer's machine (a random seed made
+ * CI find a case nobody could replay). Exploring further is the deeper run in docs/errors.md, with
+ * a fresh seed each time; what it finds becomes a regression row of the route's own tests.
+ */
+const FUZZ_SEED = "20261124";
 /** Examples per operation and phase: about 2,500 cases in about 2 minutes on 2 cores. */
 const MAX_EXAMPLES = 8;
 const MIN_CASES = 2000;
@@ -123,6 +129,8 @@ describe.skipIf(!existsSync(ST))("schemathesis against the OpenAPI document of a
         FUZZ_EXCLUDE,
         "--max-examples",
         String(MAX_EXAMPLES),
+        "--seed",
+        FUZZ_SEED,
         "--checks",
         "not_a_server_error,response_schema_conformance",
         "--continue-on-failure",

@@ -31,7 +31,7 @@ const lifepo4 = readFileSync(testdataPath("structures/POSCAR_LiFePO4"), "utf8");
 
 interface Shown {
   lattice?: { a: number };
-  sites: { species: { element: string }[]; abc?: number[] }[];
+  sites: { species: { element: string }[]; abc?: number[]; xyz?: number[] }[];
 }
 
 describe.skipIf(!hasChromium)("Build panel in the studio", () => {
@@ -191,6 +191,21 @@ describe.skipIf(!hasChromium)("Build panel in the studio", () => {
     await page.click("#bp-run");
     await waitStatus("^1 structure");
     expect((await shown()).sites.length).toBe(13);
+  });
+
+  it("nanoparticle options under More options: an octahedron cut at 1 (38 atoms, ASE) in a box of 5 Å vacuum", async () => {
+    await page.selectOption("#bp-kind", "nanoparticle");
+    await page.selectOption("#bp-np-shape", "octahedron");
+    await page.fill("#bp-np-size", "4");
+    await page.click(".bp-more summary");
+    await page.fill("#bp-np-cutoff", "1");
+    await page.fill("#bp-np-vacuum", "5");
+    await page.click("#bp-run");
+    await waitStatus("^1 structure");
+    const s = await shown();
+    expect(s.sites.length).toBe(38);
+    const xs = s.sites.map((x) => x.xyz?.[0] as number);
+    expect(s.lattice?.a).toBeCloseTo(Math.max(...xs) - Math.min(...xs) + 10, 8);
   });
 
   it("a bad request shows the service's message, not a crash", async () => {

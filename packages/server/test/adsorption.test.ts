@@ -368,11 +368,17 @@ describe("adsorption", () => {
         "INVALID_ADSORPTION_PARAMETER",
       ],
       [
-        "place: neighbor_positions (multidentate alignment)",
+        "place: 65 neighbor_positions (cap 64; the alignment's rows: adsorption-orientation.test.ts)",
         "/api/adsorption/place",
-        () => ({ slab: pt(), adsorbate: CO, site_position: [0, 0, 40], neighbor_positions: [[0, 0, 0]] }),
-        422,
-        "MALFORMED_REQUEST",
+        () => ({
+          slab: pt(),
+          adsorbate: CO,
+          binding_atom_indices: [0, 1],
+          site_position: [0, 0, 40],
+          neighbor_positions: Array.from({ length: 65 }, () => [0, 0, 38]),
+        }),
+        400,
+        "INVALID_ADSORPTION_PARAMETER",
       ],
       [
         "place-dual: 1001 sites",

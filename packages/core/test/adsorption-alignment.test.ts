@@ -105,6 +105,32 @@ describe("multidentate alignment: the binding atoms turn onto their neighbour po
     expect(Array.from(viaImage.structure.cart)).toEqual(Array.from(near.structure.cart));
   });
 
+  it("a 1×1 cell's bridge names one atom twice (as /sites does): each O finds its own image of it", () => {
+    const cell = fromDict({
+      lattice: {
+        matrix: [
+          [A, 0, 0],
+          [A / 2, (A * Math.sqrt(3)) / 2, 0],
+          [0, 0, 20],
+        ],
+      },
+      sites: [{ species: [{ element: "Pt", occu: 1 }], xyz: hex(0, 0) }],
+    });
+    const bridgeSite: Vec3 = [A / 2, 0, SURFACE_Z + HEIGHT];
+    const r = placeAdsorbate(cell, FORMATE, {
+      binding: [0, 1],
+      site: bridgeSite,
+      normal: [0, 0, 1],
+      neighbors: [hex(0, 0), hex(0, 0)],
+    });
+    const b = [0, 1].map((i) => atomsOf(r.structure, 1)[i] as Vec3);
+    // the two images the bridge joins, for the brute force
+    const images = [hex(0, 0), hex(1, 0)];
+    expect(r.alignment!.inPlaneDistance).toBeCloseTo(cost(b, images, 0), 9);
+    expect(r.alignment!.inPlaneDistance).toBeLessThan(2 * 0.285 + 0.02);
+    for (let deg = 1; deg < 360; deg++) expect(cost(b, images, 0)).toBeLessThanOrEqual(cost(b, images, deg) + 1e-9);
+  });
+
   const ignored: Array<[string, Structure, number[], Vec3[] | undefined, boolean]> = [
     ["one binding atom", FORMATE, [0], bridge, true],
     ["fewer than two neighbours", FORMATE, [0, 1], [bridge[0]!], true],

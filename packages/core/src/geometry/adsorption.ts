@@ -37,8 +37,8 @@ export interface PlaceOptions {
   maxLift?: number;
   /**
    * Cartesian Å: surface atoms around the site, for the multidentate alignment (used only with two
-   * or more binding atoms, two or more neighbours and autoRotate). On a periodic slab each is
-   * first moved to its image nearest the site.
+   * or more binding atoms, two or more neighbours and autoRotate). On a periodic slab a binding
+   * atom's nearest neighbour counts the periodic images of every position.
    */
   neighbors?: readonly Vec3[];
 }
@@ -49,7 +49,7 @@ export interface NeighborAlignment {
   rotationDeg: number;
   /** Å: summed in-plane distance from each binding atom to its nearest neighbour position, after the turn. */
   inPlaneDistance: number;
-  /** For each binding atom (in the order given), the index of its nearest neighbour position. */
+  /** For each binding atom (in the order given), the index of its nearest neighbour position (or of the position whose image that is). */
   nearest: number[];
 }
 
@@ -116,9 +116,22 @@ const nearestImage = (lattice: Structure["lattice"], p: Vec3, q: Vec3): Vec3 => 
 };
 
 type XY = readonly [number, number];
+/** A neighbour position (or a periodic image of it) in the plane, and which position it is. */
+type Target = { xy: XY; index: number };
+
+/** p and its 26 neighbouring lattice images (p alone without a lattice). */
+const imagesAround = (lattice: Structure["lattice"], p: Vec3): Vec3[] => {
+  if (!lattice) return [p];
+  const [a, b, c] = lattice.matrix;
+  const out: Vec3[] = [];
+  for (let i = -1; i <= 1; i++)
+    for (let j = -1; j <= 1; j++)
+      for (let k = -1; k <= 1; k++) out.push([0, 1, 2].map((d) => p[d]! + i * a[d]! + j * b[d]! + k * c[d]!) as Vec3);
+  return out;
+};
 
 /** Summed distance from each point turned by `radians` to its nearest target, and which target that is. */
-const turnCost = (points: readonly XY[], targets: readonly XY[], radians: number): { cost: number; nearest: number[] } => {
+const turnCost = (points: readonly XY[], targets: readonly Target[], radians: number): { cost: number; nearest: number[] } => {
   const c = Math.cos(radians);
   const s = Math.sin(radians);
   let cost = 0;
@@ -128,11 +141,11 @@ const turnCost = (points: readonly XY[], targets: readonly XY[], radians: number
     const ry = s * px + c * py;
     let d = Number.POSITIVE_INFINITY;
     let which = -1;
-    for (const [j, [tx, ty]] of targets.entries()) {
-      const e = Math.hypot(rx - tx, ry - ty);
+    for (const { xy, index } of targets) {
+      const e = Math.hypot(rx - xy[0], ry - xy[1]);
       if (e < d) {
         d = e;
-        which = j;
+        which = index;
       }
     }
     cost += d;
@@ -145,7 +158,7 @@ const turnCost = (points: readonly XY[], targets: readonly XY[], radians: number
  * The turn about the normal that minimises turnCost: every 5°, then ±18° in 1° steps around the
  * best of those (the first angle wins a tie, so the answer is deterministic).
  */
-const bestTurn = (points: readonly XY[], targets: readonly XY[]) => {
+const bestTurn = (points: readonly XY[], targets: readonly Target[]) => {
   let best = { degrees: 0, ...turnCost(points, targets, 0) };
   for (let deg = 5; deg < 360; deg += 5) {
     const t = turnCost(points, targets, (deg * Math.PI) / 180);
@@ -288,12 +301,22 @@ export const placeAdsorbate = (slab: Structure, molecule: Structure, o: PlaceOpt
   const anchor = axpy(o.site, h, n);
   let alignment: NeighborAlignment | null = null;
   if ((o.autoRotate ?? true) && o.binding.length >= 2 && (o.neighbors?.length ?? 0) >= 2) {
-    // neighbours in the molecule's frame, in-plane only (the binding centroid is the origin)
-    const targets = (o.neighbors ?? []).map((q) => {
-      const d = sub(nearestImage(slab.lattice, o.site, q), anchor);
-      return [dot(d, x), dot(d, y)] as const;
-    });
     const bindingXY = o.binding.map((i) => [(local[i] as Vec3)[0], (local[i] as Vec3)[1]] as const);
+    const reach = Math.max(...bindingXY.map(([u, v]) => Math.hypot(u, v)));
+    // neighbours in the molecule's frame, in-plane only (the binding centroid is the origin), with
+    // their periodic images: a site of a 1×1 cell touches one atom and its image (/sites repeats
+    // the index), and each binding atom must find the image next to it. An image farther than
+    // 2·reach beyond the nearest one can be nearest to no binding atom, so it is left out.
+    const targets: Array<{ xy: XY; index: number }> = [];
+    for (const [index, q] of (o.neighbors ?? []).entries()) {
+      const near = nearestImage(slab.lattice, o.site, q);
+      const images = imagesAround(slab.lattice, near).map((p) => {
+        const d = sub(p, anchor);
+        return [dot(d, x), dot(d, y)] as const;
+      });
+      const closest = Math.min(...images.map(([u, v]) => Math.hypot(u, v)));
+      for (const xy of images) if (Math.hypot(xy[0], xy[1]) <= closest + 2 * reach + 1e-9) targets.push({ xy, index });
+    }
     const best = bestTurn(bindingXY, targets);
     const c = Math.cos(best.radians);
     const s = Math.sin(best.radians);

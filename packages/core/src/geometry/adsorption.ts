@@ -142,13 +142,15 @@ const turnCost = (points: readonly XY[], targets: readonly Target[], radians: nu
     let d = Number.POSITIVE_INFINITY;
     let which = -1;
     for (const { xy, index } of targets) {
-      const e = Math.hypot(rx - xy[0], ry - xy[1]);
+      const ex = rx - xy[0];
+      const ey = ry - xy[1];
+      const e = ex * ex + ey * ey;
       if (e < d) {
         d = e;
         which = index;
       }
     }
-    cost += d;
+    cost += Math.sqrt(d);
     nearest.push(which);
   }
   return { cost, nearest };

@@ -203,6 +203,49 @@ describe("adsorption", () => {
       expect([status, body.code]).toEqual([400, "INVALID_BINDING_INDEX"]);
     });
 
+    it("neighbor_positions, once refused (422), aligns formate over a Pt(111) bridge found by /sites: each O over its own Pt", async () => {
+      const slab = pt();
+      const bridge = (await post("/api/adsorption/sites", { structure: slab })).body.sites.find(
+        (s: Body) => s.site_type === "bridge",
+      ) as Body;
+      // the home-cell positions of the bridge's two atoms as /sites names them: in this 1×1 cell, one atom and its image
+      const neighbors = (bridge.neighbor_indices as number[]).map((i) => slab.sites[i].xyz as number[]);
+      expect(neighbors.length).toBe(2);
+      const formate = {
+        sites: [
+          { species: [{ element: "O", occu: 1 }], xyz: [-0.95, 0.4, 0.3] },
+          { species: [{ element: "O", occu: 1 }], xyz: [1.05, -0.5, -0.2] },
+          { species: [{ element: "C", occu: 1 }], xyz: [0.25, 0.1, 0.55] },
+          { species: [{ element: "H", occu: 1 }], xyz: [0.55, 0.3, 1.6] },
+        ],
+      };
+      const { status, body } = await post("/api/adsorption/place", {
+        slab,
+        adsorbate: formate,
+        binding_atom_indices: [0, 1],
+        site_position: bridge.position,
+        site_normal: bridge.normal,
+        neighbor_positions: neighbors,
+      });
+      expect(status, JSON.stringify(body).slice(0, 300)).toBe(200);
+      expect(body.neighbor_alignment.applied).toBe(true);
+      // in-plane distance from each O to its Pt, over the slab's in-plane images: (2.775 − 2.2)/2 at the optimum
+      const n = bridge.normal as number[];
+      const [a, b] = slab.lattice.matrix as number[][];
+      const n0 = slab.sites.length;
+      for (const [k, j] of (body.neighbor_alignment.nearest_neighbor as number[]).entries()) {
+        const o = body.structure.sites[n0 + k].xyz as number[];
+        let best = Number.POSITIVE_INFINITY;
+        for (let i = -1; i <= 1; i++)
+          for (let m = -1; m <= 1; m++) {
+            const d = o.map((x, c) => x - (neighbors[j]![c]! + i * a![c]! + m * b![c]!));
+            const along = d.reduce((t, x, c) => t + x * n[c]!, 0);
+            best = Math.min(best, Math.hypot(...d.map((x, c) => x - along * n[c]!)));
+          }
+        expect(best).toBeCloseTo((2.7747 - Math.hypot(2, 0.9, 0.5)) / 2, 1);
+      }
+    });
+
     it("auto_rotate puts the mass-weighted centre straight above the binding atom (not the unweighted centroid)", async () => {
       // formyl-like H–C=O bound through C, given in an arbitrary orientation
       const hco = {
@@ -368,11 +411,17 @@ describe("adsorption", () => {
         "INVALID_ADSORPTION_PARAMETER",
       ],
       [
-        "place: neighbor_positions (multidentate alignment)",
+        "place: 65 neighbor_positions (cap 64; the alignment's rows: adsorption-orientation.test.ts)",
         "/api/adsorption/place",
-        () => ({ slab: pt(), adsorbate: CO, site_position: [0, 0, 40], neighbor_positions: [[0, 0, 0]] }),
-        422,
-        "MALFORMED_REQUEST",
+        () => ({
+          slab: pt(),
+          adsorbate: CO,
+          binding_atom_indices: [0, 1],
+          site_position: [0, 0, 40],
+          neighbor_positions: Array.from({ length: 65 }, () => [0, 0, 38]),
+        }),
+        400,
+        "INVALID_ADSORPTION_PARAMETER",
       ],
       [
         "place-dual: 1001 sites",

@@ -8,6 +8,11 @@
  * normal), which for a slab's top normal is pymatgen's `get_rot(slab).inverse`. `autoRotate` first
  * turns the molecule so its centre of mass lies straight above the binding centroid, whatever
  * orientation it came in.
+ *
+ * Multidentate alignment (`neighbors`): with at least two binding atoms, at least two neighbour
+ * positions and `autoRotate`, the oriented molecule is then turned about the normal (through the
+ * binding centroid) to the angle, among every 5° and then ±18° in 1° steps around the best of those,
+ * that minimises the summed in-plane distance from each binding atom to its nearest neighbour.
  */
 
 import { elementInfo } from "../elements.ts";
@@ -30,6 +35,22 @@ export interface PlaceOptions {
   onOverlap?: "lift" | "error";
   /** Most lift, Å, before ADSORBATE_OVERLAP. */
   maxLift?: number;
+  /**
+   * Cartesian Å: surface atoms around the site, for the multidentate alignment (used only with two
+   * or more binding atoms, two or more neighbours and autoRotate). On a periodic slab a binding
+   * atom's nearest neighbour counts the periodic images of every position.
+   */
+  neighbors?: readonly Vec3[];
+}
+
+/** The multidentate alignment that was applied: the turn about the normal and what it minimised. */
+export interface NeighborAlignment {
+  /** Degrees, right-handed about the normal, in [0, 360): the turn after the orientation. */
+  rotationDeg: number;
+  /** Å: summed in-plane distance from each binding atom to its nearest neighbour position, after the turn. */
+  inPlaneDistance: number;
+  /** For each binding atom (in the order given), the index of its nearest neighbour position (or of the position whose image that is). */
+  nearest: number[];
 }
 
 export interface Placement {
@@ -39,6 +60,8 @@ export interface Placement {
   /** Least adsorbate–slab distance, periodic images included, Å (Infinity for an empty slab). */
   minDistance: number;
   bindingPosition: Vec3;
+  /** The multidentate alignment, or null when it did not apply (see PlaceOptions.neighbors). */
+  alignment: NeighborAlignment | null;
 }
 
 const overlap = (message: string, details: Record<string, unknown>): never => {
@@ -68,6 +91,90 @@ const rotationTo = (u: Vec3, v: Vec3): number[] => {
 
 /** a + s·b */
 const axpy = (a: Vec3, s: number, b: Vec3): Vec3 => [a[0] + s * b[0], a[1] + s * b[1], a[2] + s * b[2]];
+const sub = (a: Vec3, b: Vec3): Vec3 => [a[0] - b[0], a[1] - b[1], a[2] - b[2]];
+
+/** The image of q (over the lattice, when there is one) nearest to p. */
+const nearestImage = (lattice: Structure["lattice"], p: Vec3, q: Vec3): Vec3 => {
+  if (!lattice) return q;
+  const fq = lattice.toFractional(q);
+  const fp = lattice.toFractional(p);
+  const base = [0, 1, 2].map((k) => (fq[k] as number) - Math.round((fq[k] as number) - (fp[k] as number))) as Vec3;
+  let best = q;
+  let bestD = Number.POSITIVE_INFINITY;
+  // the rounded shift and its 26 neighbours: rounding in a skewed cell can miss the nearest by one
+  for (let sa = -1; sa <= 1; sa++)
+    for (let sb = -1; sb <= 1; sb++)
+      for (let sg = -1; sg <= 1; sg++) {
+        const c = lattice.toCartesian([base[0] + sa, base[1] + sb, base[2] + sg]);
+        const d = (c[0] - p[0]) ** 2 + (c[1] - p[1]) ** 2 + (c[2] - p[2]) ** 2;
+        if (d < bestD) {
+          bestD = d;
+          best = c;
+        }
+      }
+  return best;
+};
+
+type XY = readonly [number, number];
+/** A neighbour position (or a periodic image of it) in the plane, and which position it is. */
+type Target = { xy: XY; index: number };
+
+/** p and its 26 neighbouring lattice images (p alone without a lattice). */
+const imagesAround = (lattice: Structure["lattice"], p: Vec3): Vec3[] => {
+  if (!lattice) return [p];
+  const [a, b, c] = lattice.matrix;
+  const out: Vec3[] = [];
+  for (let i = -1; i <= 1; i++)
+    for (let j = -1; j <= 1; j++)
+      for (let k = -1; k <= 1; k++) out.push([0, 1, 2].map((d) => p[d]! + i * a[d]! + j * b[d]! + k * c[d]!) as Vec3);
+  return out;
+};
+
+/** Summed distance from each point turned by `radians` to its nearest target, and which target that is. */
+const turnCost = (points: readonly XY[], targets: readonly Target[], radians: number): { cost: number; nearest: number[] } => {
+  const c = Math.cos(radians);
+  const s = Math.sin(radians);
+  let cost = 0;
+  const nearest: number[] = [];
+  for (const [px, py] of points) {
+    const rx = c * px - s * py;
+    const ry = s * px + c * py;
+    let d = Number.POSITIVE_INFINITY;
+    let which = -1;
+    for (const { xy, index } of targets) {
+      const ex = rx - xy[0];
+      const ey = ry - xy[1];
+      const e = ex * ex + ey * ey;
+      if (e < d) {
+        d = e;
+        which = index;
+      }
+    }
+    cost += Math.sqrt(d);
+    nearest.push(which);
+  }
+  return { cost, nearest };
+};
+
+/**
+ * The turn about the normal that minimises turnCost: every 5°, then ±18° in 1° steps around the
+ * best of those (the first angle wins a tie, so the answer is deterministic).
+ */
+const bestTurn = (points: readonly XY[], targets: readonly Target[]) => {
+  let best = { degrees: 0, ...turnCost(points, targets, 0) };
+  for (let deg = 5; deg < 360; deg += 5) {
+    const t = turnCost(points, targets, (deg * Math.PI) / 180);
+    if (t.cost < best.cost - 1e-12) best = { degrees: deg, ...t };
+  }
+  const coarse = best.degrees;
+  for (let off = -18; off <= 18; off++) {
+    if (off === 0) continue;
+    const deg = (((coarse + off) % 360) + 360) % 360;
+    const t = turnCost(points, targets, (deg * Math.PI) / 180);
+    if (t.cost < best.cost - 1e-12) best = { degrees: deg, ...t };
+  }
+  return { ...best, radians: (best.degrees * Math.PI) / 180 };
+};
 
 const majorityMass = (s: Structure, i: number): number => {
   let best = s.species[i]?.[0];
@@ -194,6 +301,30 @@ export const placeAdsorbate = (slab: Structure, molecule: Structure, o: PlaceOpt
   const y = cross(n, x);
   const h = o.heightOffset ?? 0;
   const anchor = axpy(o.site, h, n);
+  let alignment: NeighborAlignment | null = null;
+  if ((o.autoRotate ?? true) && o.binding.length >= 2 && (o.neighbors?.length ?? 0) >= 2) {
+    const bindingXY = o.binding.map((i) => [(local[i] as Vec3)[0], (local[i] as Vec3)[1]] as const);
+    const reach = Math.max(...bindingXY.map(([u, v]) => Math.hypot(u, v)));
+    // neighbours in the molecule's frame, in-plane only (the binding centroid is the origin), with
+    // their periodic images: a site of a 1×1 cell touches one atom and its image (/sites repeats
+    // the index), and each binding atom must find the image next to it. An image farther than
+    // 2·reach beyond the nearest one can be nearest to no binding atom, so it is left out.
+    const targets: Array<{ xy: XY; index: number }> = [];
+    for (const [index, q] of (o.neighbors ?? []).entries()) {
+      const near = nearestImage(slab.lattice, o.site, q);
+      const images = imagesAround(slab.lattice, near).map((p) => {
+        const d = sub(p, anchor);
+        return [dot(d, x), dot(d, y)] as const;
+      });
+      const closest = Math.min(...images.map(([u, v]) => Math.hypot(u, v)));
+      for (const xy of images) if (Math.hypot(xy[0], xy[1]) <= closest + 2 * reach + 1e-9) targets.push({ xy, index });
+    }
+    const best = bestTurn(bindingXY, targets);
+    const c = Math.cos(best.radians);
+    const s = Math.sin(best.radians);
+    local = local.map((v) => [c * v[0] - s * v[1], s * v[0] + c * v[1], v[2]] as Vec3);
+    alignment = { rotationDeg: best.degrees, inPlaneDistance: best.cost, nearest: best.nearest };
+  }
   let placed = local.map((v) => axpy(axpy(axpy(anchor, v[0], x), v[1], y), v[2], n));
 
   const clearance = o.clearance ?? 0;
@@ -234,7 +365,7 @@ export const placeAdsorbate = (slab: Structure, molecule: Structure, o: PlaceOpt
   });
   let bindingPosition: Vec3 = [0, 0, 0];
   for (const i of o.binding) bindingPosition = axpy(bindingPosition, 1 / o.binding.length, placed[i] as Vec3);
-  return { structure, lift, minDistance, bindingPosition };
+  return { structure, lift, minDistance, bindingPosition, alignment };
 };
 
 /** The pair of sites whose distance (minimum image on a lattice) is closest to `target` within `tolerance`. */
@@ -259,4 +390,73 @@ export const pairDistance = (lattice: Structure["lattice"], p: Vec3, q: Vec3): n
   if (!lattice) return Math.hypot(q[0] - p[0], q[1] - p[1], q[2] - p[2]);
   const probe = new Structure({ lattice, species: [[{ element: "H", occu: 1 }]], cart: Float64Array.from(q) });
   return leastDistance(probe, [p]);
+};
+
+export interface FacingTurn {
+  /**
+   * `applied`: the turn is in `structure`; `refused_clearance`: it would bring the adsorbate closer
+   * than the clearance to the rest, so `structure` is unchanged; `no_direction`: the adsorbate has
+   * no in-plane direction to turn (its first binding atom lies over its centroid) or the target
+   * lies straight over the axis, so nothing is turned.
+   */
+  status: "applied" | "refused_clearance" | "no_direction";
+  /** Degrees, right-handed about the normal, in [−180, 180]: the turn applied or refused (0 for no_direction). */
+  angleDeg: number;
+  /** Å: least distance from the turned adsorbate to the other atoms, periodic images included (null for no_direction). */
+  minDistance: number | null;
+  structure: Structure;
+}
+
+/** In-plane directions shorter than this (Å) have no direction to turn. */
+const FACING_MIN_LENGTH = 0.01;
+
+/**
+ * `/api/adsorption/place-dual` step 3: turn the adsorbate made of atoms `moving`.. (to the end of
+ * `placed`) about the axis through `axis` along `normal` so that the in-plane direction from its
+ * centroid to its atom `pointer` (its first binding atom) points at `target` (the other adsorbate's
+ * first binding atom, its periodic image nearest the axis). The turn is kept only when afterwards
+ * every atom of the adsorbate is at least `clearance` Å from every other atom (0: no check).
+ */
+export const turnToFace = (
+  placed: Structure,
+  o: { moving: number; pointer: number; axis: Vec3; normal: Vec3; target: Vec3; clearance: number },
+): FacingTurn => {
+  const nLen = norm(o.normal);
+  const n = o.normal.map((v) => v / nLen) as Vec3;
+  const inPlane = (v: Vec3): Vec3 => axpy(v, -dot(v, n), n);
+  const at = (i: number): Vec3 => [
+    placed.cart[3 * i] as number,
+    placed.cart[3 * i + 1] as number,
+    placed.cart[3 * i + 2] as number,
+  ];
+  const atoms = Array.from({ length: placed.length - o.moving }, (_, k) => at(o.moving + k));
+  const centroid = atoms.reduce((c, p) => axpy(c, 1 / atoms.length, p), [0, 0, 0] as Vec3);
+  const from = inPlane(sub(at(o.pointer), centroid));
+  const to = inPlane(sub(nearestImage(placed.lattice, o.axis, o.target), o.axis));
+  if (norm(from) < FACING_MIN_LENGTH || norm(to) < FACING_MIN_LENGTH)
+    return { status: "no_direction", angleDeg: 0, minDistance: null, structure: placed };
+  const angle = Math.atan2(dot(n, cross(from, to)), dot(from, to));
+  // Rodrigues about the axis through o.axis along n
+  const c = Math.cos(angle);
+  const s = Math.sin(angle);
+  const turned = atoms.map((p) => {
+    const r = sub(p, o.axis);
+    const k = cross(n, r);
+    const along = dot(n, r) * (1 - c);
+    return [0, 1, 2].map(
+      (i) => (o.axis[i] as number) + (r[i] as number) * c + (k[i] as number) * s + (n[i] as number) * along,
+    ) as Vec3;
+  });
+  const rest = new Structure({
+    lattice: placed.lattice,
+    species: placed.species.slice(0, o.moving),
+    cart: placed.cart.slice(0, 3 * o.moving),
+  });
+  const minDistance = leastDistance(rest, turned);
+  const angleDeg = (angle * 180) / Math.PI;
+  if (o.clearance > 0 && minDistance < o.clearance)
+    return { status: "refused_clearance", angleDeg, minDistance, structure: placed };
+  const cart = Float64Array.from(placed.cart);
+  for (const [k, p] of turned.entries()) cart.set(p, 3 * (o.moving + k));
+  return { status: "applied", angleDeg, minDistance, structure: placed.with({ cart }) };
 };

@@ -12,11 +12,14 @@ import {
   placeAdsorbate,
   type Structure,
   toDict,
+  turnToFace,
   type Vec3,
 } from "atomstudio-core";
 
 type Dict = Record<string, unknown>;
-export type Placing = Omit<PlaceOptions, "binding" | "site" | "normal">;
+export type Placing = Omit<PlaceOptions, "binding" | "site" | "normal" | "neighbors">;
+
+const at = (s: Structure, i: number): Vec3 => [s.cart[3 * i] as number, s.cart[3 * i + 1] as number, s.cart[3 * i + 2] as number];
 
 /** A molecule from any structure dictionary: a lattice, if any, is ignored for geometry. */
 const asMolecule = (d: Dict): Structure => {
@@ -30,13 +33,32 @@ const placed = (slabAtoms: number, r: ReturnType<typeof placeAdsorbate>) => ({
   min_distance: Number.isFinite(r.minDistance) ? r.minDistance : -1,
   binding_atom_position: r.bindingPosition,
   adsorbate_indices: Array.from({ length: r.structure.length - slabAtoms }, (_, i) => slabAtoms + i),
+  neighbor_alignment: r.alignment && {
+    rotation_deg: r.alignment.rotationDeg,
+    in_plane_distance: r.alignment.inPlaneDistance,
+    nearest_neighbor: r.alignment.nearest,
+  },
 });
 
-export const placeTask = (a: { slab: Dict; adsorbate: Dict; binding: number[]; site: Vec3; normal: Vec3; placing: Placing }) => {
+export const placeTask = (a: {
+  slab: Dict;
+  adsorbate: Dict;
+  binding: number[];
+  site: Vec3;
+  normal: Vec3;
+  neighbors: Vec3[] | null;
+  placing: Placing;
+}) => {
   const slab = fromDict(a.slab);
   return placed(
     slab.length,
-    placeAdsorbate(slab, asMolecule(a.adsorbate), { ...a.placing, binding: a.binding, site: a.site, normal: a.normal }),
+    placeAdsorbate(slab, asMolecule(a.adsorbate), {
+      ...a.placing,
+      binding: a.binding,
+      site: a.site,
+      normal: a.normal,
+      neighbors: a.neighbors ?? undefined,
+    }),
   );
 };
 
@@ -55,6 +77,8 @@ export const placeDualTask = (a: {
   sites: DualSite[];
   target: number;
   tolerance: number;
+  /** Step 3: turn adsorbate 2 to face adsorbate 1 (kept only when the clearance holds). */
+  face: boolean;
   placing: Placing;
 }) => {
   const slab = fromDict(a.slab);
@@ -103,8 +127,22 @@ export const placeDualTask = (a: {
     normal: s2.normal ?? slabNormal(),
   });
   const n = slab.length;
+  // adsorbate 2's first binding atom looks at adsorbate 1's (README: "which way adsorbate 2 faces")
+  const turn = a.face
+    ? turnToFace(second.structure, {
+        moving: n + m1.length,
+        pointer: n + m1.length + (a.binding2[0] as number),
+        axis: second.bindingPosition,
+        normal: s2.normal ?? slabNormal(),
+        target: at(first.structure, n + (a.binding1[0] as number)),
+        clearance: a.placing.clearance ?? 0,
+      })
+    : null;
   return {
-    structure: toDict(second.structure),
+    structure: toDict(turn?.structure ?? second.structure),
+    ads2_rotation: turn
+      ? { status: turn.status, angle_deg: turn.angleDeg, min_distance: turn.minDistance }
+      : { status: "off" as const, angle_deg: 0, min_distance: null },
     ads1_indices: Array.from({ length: m1.length }, (_, i) => n + i),
     ads2_indices: Array.from({ length: m2.length }, (_, i) => n + m1.length + i),
     site1: { position: s1.position, type: s1.site_type, index: pair.i },

@@ -15,6 +15,12 @@ export const ADSORPTION_MAX_ATOMS = 2000;
 export const ADSORBATE_MAX_ATOMS = 200;
 /** Most candidate sites `place-dual` compares pairwise. */
 export const DUAL_MAX_SITES = 1000;
+/** Most `neighbor_positions` for the multidentate alignment (a site has a handful; each is scanned 109 times per binding atom). */
+export const NEIGHBOR_POSITIONS_MAX = 64;
+/** Å: a neighbour position farther than this from the site (nearest image) is a mistake, not a surface atom around it. */
+export const NEIGHBOR_MAX_DISTANCE = 10;
+/** Å: no neighbour coordinate beyond this (past it, wrapping into the cell loses every digit). */
+export const NEIGHBOR_MAX_COORDINATE = 1e5;
 
 export interface Compact {
   lattice: number[][] | null;

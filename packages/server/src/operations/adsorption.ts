@@ -5,7 +5,7 @@
  * coded 400, and nothing falls back silently.
  */
 
-import { structureFormula, type Vec3 } from "atomstudio-core";
+import { pairDistance, structureFormula, type Vec3 } from "atomstudio-core";
 import { z } from "zod";
 import type { DualSite } from "../adsorption/placement.ts";
 import {
@@ -13,6 +13,9 @@ import {
   ADSORPTION_MAX_ATOMS,
   compact,
   DUAL_MAX_SITES,
+  NEIGHBOR_MAX_COORDINATE,
+  NEIGHBOR_MAX_DISTANCE,
+  NEIGHBOR_POSITIONS_MAX,
   readStructure,
   runAdsorption,
 } from "../adsorption/service.ts";
@@ -228,6 +231,35 @@ const unitNormal = (v: readonly number[], field: string): number[] => {
   return v.map((x) => x / n);
 };
 
+/**
+ * neighbor_positions capped before any work: at most NEIGHBOR_POSITIONS_MAX, no coordinate beyond
+ * NEIGHBOR_MAX_COORDINATE, each within NEIGHBOR_MAX_DISTANCE of the site (nearest image; farther is
+ * a unit or frame mistake, e.g. fractional coordinates). Null when not sent.
+ */
+const neighborPositions = (list: Vec3[] | null | undefined, site: Vec3, lattice: Parameters<typeof pairDistance>[0]) => {
+  if (list === null || list === undefined) return null;
+  if (list.length > NEIGHBOR_POSITIONS_MAX)
+    bad("neighbor_positions", `${list.length} positions; at most ${NEIGHBOR_POSITIONS_MAX}`, {
+      count: list.length,
+      limit: NEIGHBOR_POSITIONS_MAX,
+    });
+  for (const [i, q] of list.entries()) {
+    if (!q.every((x) => Math.abs(x) <= NEIGHBOR_MAX_COORDINATE))
+      bad(`neighbor_positions[${i}]`, `a coordinate beyond ±${NEIGHBOR_MAX_COORDINATE} Å`, {
+        index: i,
+        limit: NEIGHBOR_MAX_COORDINATE,
+      });
+    const d = pairDistance(lattice, site, q);
+    if (!(d <= NEIGHBOR_MAX_DISTANCE))
+      bad(
+        `neighbor_positions[${i}]`,
+        `${Number.isFinite(d) ? d.toFixed(3) : d} Å from site_position; neighbour positions are Cartesian Å within ${NEIGHBOR_MAX_DISTANCE} Å of the site`,
+        { index: i, distance: Number.isFinite(d) ? d : null, limit: NEIGHBOR_MAX_DISTANCE },
+      );
+  }
+  return list;
+};
+
 export const adsorptionPlaceOp = defineOperation({
   id: "adsorption_place",
   method: "POST",
@@ -235,7 +267,7 @@ export const adsorptionPlaceOp = defineOperation({
   tag,
   summary: "Place an adsorbate at a site, binding atoms down, with a periodic overlap check",
   description:
-    "pymatgen's add_adsorbate for any outward normal: the binding atoms' centroid goes to site_position + height_offset·normal, the molecule's own z along the normal and x along the slab's a (auto_rotate first turns the molecule so its centre of mass lies above the binding atoms). The least adsorbate–slab distance, periodic images included, must reach clearance: on_overlap lift moves it along the normal (the response says by how much), error answers 400.",
+    "pymatgen's add_adsorbate for any outward normal: the binding atoms' centroid goes to site_position + height_offset·normal, the molecule's own z along the normal and x along the slab's a (auto_rotate first turns the molecule so its centre of mass lies above the binding atoms; with two or more binding atoms and two or more neighbor_positions it then turns about the normal, every 5° then ±18° in 1° steps around the best, to the angle minimising the summed in-plane distance from each binding atom to its nearest neighbour position). The least adsorbate–slab distance, periodic images included, must reach clearance: on_overlap lift moves it along the normal (the response says by how much), error answers 400.",
   input: z.strictObject({
     slab: StructureJSON.optional().describe("the surface (or send it as structure)"),
     structure: StructureJSON.optional().describe("the surface, when not sent as slab"),
@@ -249,7 +281,13 @@ export const adsorptionPlaceOp = defineOperation({
     binding_atom_index: z.number().int().nullable().optional().describe("one binding atom (older form)"),
     site_position: Vec3Schema.describe("Å, Cartesian: where the binding atoms' centroid goes"),
     site_normal: Vec3Schema.default([0, 0, 1]).describe("outward normal of the surface at the site"),
-    neighbor_positions: z.null().optional().describe("earlier multidentate alignment: not supported (send null or leave out)"),
+    neighbor_positions: z
+      .array(Vec3Schema)
+      .nullable()
+      .optional()
+      .describe(
+        `Å, Cartesian: surface atoms around the site, for multidentate alignment (two or more binding atoms, two or more positions, auto_rotate): the molecule is turned about the normal to minimise the summed in-plane distance from each binding atom to its nearest position; otherwise ignored (neighbor_alignment says why). At most ${NEIGHBOR_POSITIONS_MAX}, each within ${NEIGHBOR_MAX_DISTANCE} Å of the site (nearest periodic image), coordinates within ±${NEIGHBOR_MAX_COORDINATE} Å`,
+      ),
     height_offset: z.number().finite().default(0).describe("Å; extra distance along the normal; -5 to 10"),
     ...Placement,
   }),
@@ -261,6 +299,22 @@ export const adsorptionPlaceOp = defineOperation({
     binding_atom_position: z.array(z.number()),
     lift: z.number().describe("Å the adsorbate was lifted along the normal to reach the clearance (0: none)"),
     min_distance: z.number().describe("Å; least adsorbate–slab distance, periodic images included"),
+    neighbor_alignment: z
+      .object({
+        applied: z.boolean(),
+        reason: z.string().nullable().describe("why the alignment was not applied (null when it was)"),
+        rotation_deg: z.number().nullable().describe("turn about the normal after the orientation, degrees in [0, 360)"),
+        in_plane_distance: z
+          .number()
+          .nullable()
+          .describe("Å; summed in-plane distance from each binding atom to its nearest neighbour position"),
+        nearest_neighbor: z
+          .array(z.number().int())
+          .nullable()
+          .describe("for each binding atom, the index of its nearest neighbour position"),
+      })
+      .nullable()
+      .describe("the multidentate alignment; null when neighbor_positions was not sent"),
     message: z.string(),
   }),
   errors: [
@@ -278,8 +332,18 @@ export const adsorptionPlaceOp = defineOperation({
     const binding = bindingOf(input.binding_atom_indices, input.binding_atom_index, "binding_atom_indices", molecule.length);
     const normal = unitNormal(input.site_normal, "site_normal");
     const heightOffset = inRange("height_offset", input.height_offset, -5, 10);
-    const extra = placementParams(input);
     const placing = placementParams(input);
+    const neighbors = neighborPositions(input.neighbor_positions, input.site_position, slab.lattice);
+    const alignmentSkipped =
+      neighbors === null
+        ? null
+        : binding.length < 2
+          ? "one binding atom: the alignment is for multidentate adsorbates"
+          : neighbors.length < 2
+            ? "fewer than two neighbor_positions"
+            : !input.auto_rotate
+              ? "auto_rotate is false: the molecule keeps its given orientation"
+              : null;
     const r = await compute(ctx).run(
       "adsorptionPlace",
       {
@@ -288,6 +352,7 @@ export const adsorptionPlaceOp = defineOperation({
         binding,
         site: input.site_position,
         normal: normal as Vec3,
+        neighbors: alignmentSkipped === null ? neighbors : null,
         placing: { ...placing, heightOffset },
       },
       { signal: ctx.request?.signal },
@@ -301,7 +366,19 @@ export const adsorptionPlaceOp = defineOperation({
       binding_atom_position: r.binding_atom_position,
       lift: r.lift,
       min_distance: r.min_distance,
-      message: `placed ${formula} (${molecule.length} atoms)${r.lift > 0 ? `, lifted ${r.lift.toFixed(3)} Å to clear ${placing.clearance} Å` : ""}${r.min_distance >= 0 ? `; least distance to the slab ${r.min_distance.toFixed(3)} Å` : ""}`,
+      neighbor_alignment:
+        neighbors === null
+          ? null
+          : r.neighbor_alignment
+            ? { applied: true, reason: null, ...r.neighbor_alignment }
+            : {
+                applied: false,
+                reason: alignmentSkipped ?? "not applied",
+                rotation_deg: null,
+                in_plane_distance: null,
+                nearest_neighbor: null,
+              },
+      message: `placed ${formula} (${molecule.length} atoms)${r.neighbor_alignment ? `, turned ${r.neighbor_alignment.rotation_deg}° about the normal to its ${neighbors?.length} neighbour positions (summed in-plane distance ${r.neighbor_alignment.in_plane_distance.toFixed(3)} Å)` : ""}${alignmentSkipped ? ` (neighbor_positions ignored: ${alignmentSkipped})` : ""}${r.lift > 0 ? `, lifted ${r.lift.toFixed(3)} Å to clear ${placing.clearance} Å` : ""}${r.min_distance >= 0 ? `; least distance to the slab ${r.min_distance.toFixed(3)} Å` : ""}`,
     };
   },
   mcp: "svc_adsorption_place",
@@ -314,6 +391,14 @@ const DualSiteInput = z.strictObject({
   site_type: z.string().max(32).optional(),
 });
 
+const DUAL_TURN_NOTE = {
+  applied: (deg: number) => `adsorbate 2 turned ${deg.toFixed(1)}° about its normal to face adsorbate 1`,
+  refused_clearance: (deg: number) =>
+    `adsorbate 2 not turned: facing adsorbate 1 (${deg.toFixed(1)}°) would bring it closer than the clearance`,
+  no_direction: () => "adsorbate 2 not turned: it has no in-plane direction to face adsorbate 1 with",
+  off: () => "adsorbate 2 not turned (rotate_adsorbate2 false)",
+} as const;
+
 export const adsorptionPlaceDualOp = defineOperation({
   id: "adsorption_place_dual",
   method: "POST",
@@ -321,7 +406,7 @@ export const adsorptionPlaceDualOp = defineOperation({
   tag,
   summary: "Place two adsorbates on the pair of sites closest to a target distance apart",
   description:
-    "Of the sites given (or, without sites, the top-surface sites of /api/adsorption/sites at height), the pair whose minimum-image distance is closest to target_distance within distance_tolerance; adsorbate 1 goes on the first, adsorbate 2 on the second against slab + adsorbate 1, both as in /api/adsorption/place with offset 0. No pair within the tolerance is 400 NO_SITE_PAIR, never a silent nearest pair.",
+    "Of the sites given (or, without sites, the top-surface sites of /api/adsorption/sites at height), the pair whose minimum-image distance is closest to target_distance within distance_tolerance; adsorbate 1 goes on the first, adsorbate 2 on the second against slab + adsorbate 1, both as in /api/adsorption/place with offset 0. Then adsorbate 2 is turned about site 2's normal (through its binding atoms' centroid) so that the in-plane direction from its centroid to its first binding atom points at adsorbate 1's first binding atom (nearest periodic image); the turn is kept only if adsorbate 2 stays at least clearance from slab + adsorbate 1 (ads2_rotation says which). No pair within the tolerance is 400 NO_SITE_PAIR, never a silent nearest pair.",
   input: z.strictObject({
     structure: StructureJSON.optional().describe("the surface (or send it as slab)"),
     slab: StructureJSON.optional().describe("the surface, when not sent as structure"),
@@ -333,6 +418,12 @@ export const adsorptionPlaceDualOp = defineOperation({
     distance_tolerance: z.number().finite().default(1.5).describe("Å; 0 to 50"),
     sites: z.array(DualSiteInput).max(DUAL_MAX_SITES).optional().describe("candidate sites; absent: found on the top surface"),
     height: z.number().finite().default(1.5).describe("Å; site height when the sites are found here; 0.5 to 5"),
+    rotate_adsorbate2: z
+      .boolean()
+      .default(true)
+      .describe(
+        "turn adsorbate 2 about site 2's normal so the in-plane direction from its centroid to its first binding atom points at adsorbate 1's first binding atom; kept only if adsorbate 2 stays at least clearance from every other atom",
+      ),
     ...Placement,
   }),
   output: z.object({
@@ -345,6 +436,20 @@ export const adsorptionPlaceDualOp = defineOperation({
     site_distance: z.number(),
     binding_distance: z.number(),
     lift: z.array(z.number()),
+    ads2_rotation: z
+      .object({
+        status: z
+          .enum(["applied", "refused_clearance", "no_direction", "off"])
+          .describe(
+            "applied; refused_clearance (the turn would break the clearance, adsorbate 2 left as placed); no_direction (adsorbate 2's first binding atom lies over its centroid, or adsorbate 1's straight over the axis); off (rotate_adsorbate2 false)",
+          ),
+        angle_deg: z.number().describe("the turn about site 2's normal, degrees in [-180, 180] (applied or refused)"),
+        min_distance: z
+          .number()
+          .nullable()
+          .describe("Å; least distance from the turned adsorbate 2 to slab + adsorbate 1, periodic images included"),
+      })
+      .describe("step 3: adsorbate 2 turned to face adsorbate 1"),
     message: z.string(),
   }),
   errors: [
@@ -396,6 +501,7 @@ export const adsorptionPlaceDualOp = defineOperation({
         sites,
         target,
         tolerance,
+        face: input.rotate_adsorbate2,
         placing: placementParams(input),
       },
       { signal: ctx.request?.signal },
@@ -403,7 +509,7 @@ export const adsorptionPlaceDualOp = defineOperation({
     return {
       ...r,
       all_adsorbate_indices: [...r.ads1_indices, ...r.ads2_indices],
-      message: `sites ${r.site1.index} and ${r.site2.index} are ${r.site_distance.toFixed(3)} Å apart (target ${target} ± ${tolerance}); binding atoms ${r.binding_distance.toFixed(3)} Å apart`,
+      message: `sites ${r.site1.index} and ${r.site2.index} are ${r.site_distance.toFixed(3)} Å apart (target ${target} ± ${tolerance}); binding atoms ${r.binding_distance.toFixed(3)} Å apart; ${DUAL_TURN_NOTE[r.ads2_rotation.status](r.ads2_rotation.angle_deg)}`,
     };
   },
   mcp: "svc_adsorption_place_dual",

@@ -364,12 +364,13 @@ const killableRedis = async () => {
 /** An optimization of a fixed number of steps (fmax is never reached): a job that runs a few seconds. */
 const stepsRun = (steps: number) => ({ ...longRun, structure: fccCluster(2, { jitter: 0.15 }), max_steps: steps });
 
-describe.skipIf(!hasRedis)("Redis dies while an HTTP request waits on its job", () => {
+describe.skipIf(!hasRedis)("Redis dies while a request waits on its job", () => {
   // how: killed (its connections close at once), or frozen (open connections that never answer: the ping finds it)
   it.each([
     ["waiting in the queue", "energy", "killed", true, 5000],
     ["running on a worker", "optimization", "killed", false, 5000],
     ["running on a worker", "optimization", "frozen", false, 7000],
+    ["running on a worker", "optimization socket", "killed", false, 5000],
   ] as const)(
     "the job %s (%s), Redis %s: 503 QUEUE_UNAVAILABLE within seconds; when Redis is back the job completes",
     async (where, kind, how, behindAnother, withinMs) => {
@@ -383,7 +384,11 @@ describe.skipIf(!hasRedis)("Redis dies while an HTTP request waits on its job", 
         if (blocker) await waitFor("the other job to run", async () => (await q.getActiveCount()) === 1);
         const body = kind === "energy" ? { structure: cluster, calculator: "emt" } : stepsRun(40);
         const path = kind === "energy" ? "/api/optimize/energy" : "/api/optimize/structure";
-        const pending = call(s, "POST", path, body);
+        // the socket's last message stands for the HTTP answer (it has no status)
+        const pending =
+          kind === "optimization socket"
+            ? wsRun(s, { action: "start", ...body }).then((msgs) => ({ status: 503, body: msgs.at(-1) as Json }))
+            : call(s, "POST", path, body);
         const state = behindAnother ? "waiting" : "active";
         let jobId = "";
         await waitFor(`the request's job to be ${state}`, async () => {
@@ -398,6 +403,7 @@ describe.skipIf(!hasRedis)("Redis dies while an HTTP request waits on its job", 
         const answer = await pending;
         const waitedMs = Date.now() - goneAt;
         expect([answer.status, answer.body.code]).toEqual([503, "QUEUE_UNAVAILABLE"]);
+        if (kind === "optimization socket") expect(answer.body.type).toBe("error");
         expect(answer.body.details).toEqual({ job_id: jobId });
         expect(answer.body.error).toContain(`GET /api/jobs/${jobId}`);
         expect(waitedMs).toBeLessThan(withinMs);
@@ -418,7 +424,7 @@ describe.skipIf(!hasRedis)("Redis dies while an HTTP request waits on its job", 
         expect(status.result.energy).toBe(reference.body.energy);
         // a short outage: the worker kept its lock, so the job ran once
         expect(status.attempts).toBe(1);
-        console.log(`${where}, Redis ${how}: 503 after ${waitedMs} ms`);
+        console.log(`${where} (${kind}), Redis ${how}: 503 after ${waitedMs} ms`);
       } finally {
         r.thaw();
         await r.stop();

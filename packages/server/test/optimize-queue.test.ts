@@ -4,9 +4,13 @@
  * (every request a job on `calc-<calculator>`) give the same answers and the same error bodies;
  * the job is in Redis, completed, with its attempts; QUEUE_FULL and a client leaving behave as
  * without Redis; a Python `atomstudio-worker --queue` serves a request when the service's own
- * pool takes no queue jobs (ATOMSTUDIO_QUEUE_CALCULATORS=0); GET /api/jobs/{id} and its error rows.
+ * pool takes no queue jobs (ATOMSTUDIO_QUEUE_CALCULATORS=0); GET /api/jobs/{id} and its error rows;
+ * a redis-server killed under a waiting request: 503 QUEUE_UNAVAILABLE at once, and the job runs
+ * when Redis is back.
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fccCluster } from "atomstudio-testkit";
@@ -15,7 +19,7 @@ import type { FastifyInstance } from "fastify";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import { hasRedis, startRedis } from "../../studio/test/support.ts";
+import { freePort, hasRedis, REDIS_SERVER, startRedis } from "../../studio/test/support.ts";
 import type { ServiceConfig } from "../src/config.ts";
 import type { ServiceContext } from "../src/context.ts";
 import { buildApp } from "../src/http/app.ts";
@@ -308,4 +312,124 @@ describe.skipIf(!hasRedis)("a Python worker serves HTTP requests", () => {
       await own.stop();
     }
   }, 120_000);
+});
+
+/**
+ * A redis-server that keeps every write in its append-only file before answering (fsync always),
+ * on a fixed port, so it can be killed with SIGKILL and started again with its data, at the same URL.
+ */
+const killableRedis = async () => {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), "atomstudio-redis-"));
+  let proc: ChildProcess | undefined;
+  const up = async () => {
+    const args = ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", ""];
+    const child = spawn(REDIS_SERVER, [...args, "--appendonly", "yes", "--appendfsync", "always"], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    proc = child;
+    await new Promise<void>((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error("redis-server did not start")), 10_000);
+      child.stdout?.on("data", (d: Buffer) => {
+        if (/Ready to accept connections/i.test(String(d))) {
+          clearTimeout(t);
+          resolve();
+        }
+      });
+      child.once("exit", (code) => reject(new Error(`redis-server exited with ${code}`)));
+    });
+  };
+  const kill = async () => {
+    const p = proc;
+    if (!p || p.exitCode !== null || p.signalCode !== null) return;
+    const gone = new Promise((r) => p.once("exit", r));
+    p.kill("SIGKILL");
+    await gone;
+  };
+  await up();
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    kill,
+    /** A frozen host: the connections stay open, nothing answers. */
+    freeze: () => proc?.kill("SIGSTOP"),
+    thaw: () => proc?.kill("SIGCONT"),
+    restart: up,
+    stop: async () => {
+      await kill();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+};
+
+/** An optimization of a fixed number of steps (fmax is never reached): a job that runs a few seconds. */
+const stepsRun = (steps: number) => ({ ...longRun, structure: fccCluster(2, { jitter: 0.15 }), max_steps: steps });
+
+describe.skipIf(!hasRedis)("Redis dies while a request waits on its job", () => {
+  // how: killed (its connections close at once), or frozen (open connections that never answer: the ping finds it)
+  it.each([
+    ["waiting in the queue", "energy", "killed", true, 5000],
+    ["running on a worker", "optimization", "killed", false, 5000],
+    ["running on a worker", "optimization", "frozen", false, 7000],
+    ["running on a worker", "optimization socket", "killed", false, 5000],
+  ] as const)(
+    "the job %s (%s), Redis %s: 503 QUEUE_UNAVAILABLE within seconds; when Redis is back the job completes",
+    async (where, kind, how, behindAnother, withinMs) => {
+      const r = await killableRedis();
+      try {
+        const s = await start({ queueUrl: r.url, workers: 1 }, true);
+        const q = new Queue(calcQueue("emt"), { connection: redisConnection(r.url), prefix: QUEUE_PREFIX });
+        await waitFor("the service's calc-emt worker", async () => (await q.getWorkersCount()) > 0);
+        // the only worker is busy with another optimization, so the energy job waits behind it
+        const blocker = behindAnother ? call(s, "POST", "/api/optimize/structure", stepsRun(40)) : undefined;
+        if (blocker) await waitFor("the other job to run", async () => (await q.getActiveCount()) === 1);
+        const body = kind === "energy" ? { structure: cluster, calculator: "emt" } : stepsRun(40);
+        const path = kind === "energy" ? "/api/optimize/energy" : "/api/optimize/structure";
+        // the socket's last message stands for the HTTP answer (it has no status)
+        const pending =
+          kind === "optimization socket"
+            ? wsRun(s, { action: "start", ...body }).then((msgs) => ({ status: 503, body: msgs.at(-1) as Json }))
+            : call(s, "POST", path, body);
+        const state = behindAnother ? "waiting" : "active";
+        let jobId = "";
+        await waitFor(`the request's job to be ${state}`, async () => {
+          const [job] = await q.getJobs([state]);
+          jobId = job?.id ?? "";
+          return Boolean(job);
+        });
+        await q.close();
+        if (how === "killed") await r.kill();
+        else r.freeze();
+        const goneAt = Date.now();
+        const answer = await pending;
+        const waitedMs = Date.now() - goneAt;
+        expect([answer.status, answer.body.code]).toEqual([503, "QUEUE_UNAVAILABLE"]);
+        if (kind === "optimization socket") expect(answer.body.type).toBe("error");
+        expect(answer.body.details).toEqual({ job_id: jobId });
+        expect(answer.body.error).toContain(`GET /api/jobs/${jobId}`);
+        expect(waitedMs).toBeLessThan(withinMs);
+        if (blocker) expect((await blocker).body.code).toBe("QUEUE_UNAVAILABLE");
+        // Redis back (with its append-only file after a kill): the job was kept, and it completes
+        if (how === "killed") await r.restart();
+        else r.thaw();
+        let status: Record<string, Json> = {};
+        await waitFor(
+          "the job to complete",
+          async () => {
+            status = (await call(s, "GET", `/api/jobs/${jobId}`)).body;
+            return status.state === "completed";
+          },
+          150_000,
+        );
+        const reference = await call(direct, "POST", path, body);
+        expect(status.result.energy).toBe(reference.body.energy);
+        // a short outage: the worker kept its lock, so the job ran once
+        expect(status.attempts).toBe(1);
+        console.log(`${where} (${kind}), Redis ${how}: 503 after ${waitedMs} ms`);
+      } finally {
+        r.thaw();
+        await r.stop();
+      }
+    },
+    240_000,
+  );
 });

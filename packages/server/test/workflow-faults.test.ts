@@ -2,11 +2,12 @@
  * Workflows across real processes on loopback (README "Workflows"): `atomstudio serve` processes,
  * Python `atomstudio-worker --queue` processes and a real redis-server. Two services and two
  * workers on one Redis; a worker killed with SIGKILL mid-job; a service restarted mid-workflow
- * with its embedded Redis. Every node output is recorded exactly once (the orchestrator's audit
- * hash in Redis).
+ * with its embedded Redis; a service killed with SIGKILL while a node runs on it, and a new one
+ * started on its data directory. Every node output is recorded exactly once (the orchestrator's
+ * audit hash in Redis).
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -242,6 +243,70 @@ describe.skipIf(!hasRedis)("workflows across processes", () => {
       svc.child.kill("SIGTERM");
       await exited2;
     } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 240_000);
+
+  it("the service killed with SIGKILL while a node runs: a new service on its data directory completes the workflow, each output recorded once", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "atomstudio-data-"));
+    const redisPid = () => Number(readFileSync(join(dataDir, "redis", "redis.pid"), "utf8"));
+    try {
+      const settings = { ATOMSTUDIO_DATA_DIR: dataDir, ATOMSTUDIO_QUEUE_LOCK_S: "2" };
+      const first = await serve(settings);
+      // a registry operation (the ops queue), a relaxation and an energy (the calc-emt queue), in a chain
+      const created = await call(first.url, "POST", "/api/workflow/create", {
+        name: "double, relax, energy",
+        nodes: [
+          { id: "double", type: "supercell", params: { scaling: [2, 1, 1] }, inputs: { structure: "$inputs.cell" } },
+          {
+            id: "relax",
+            type: "optimize_structure",
+            params: { calculator: "emt", fmax: 1e-4, max_steps: 2000 },
+            inputs: { structure: "double.structure" },
+          },
+          { id: "energy", type: "energy", params: { calculator: "emt" }, inputs: { structure: "relax.structure" } },
+        ],
+      });
+      expect(created.status).toBe(201);
+      const run = await call(first.url, "POST", "/api/workflow/run", {
+        workflow_id: created.body.id,
+        inputs: { cell: rattled(3.7, 0.08) },
+      });
+      expect(run.status).toBe(202);
+      const node = (body: Json, id: string) => body.run.nodes.find((n: Json) => n.id === id);
+      await waitFor("the relaxation to run", async () => {
+        const r = await call(first.url, "GET", `/api/workflow/${run.body.run_id}`);
+        return node(r.body, "relax").state === "running" ? true : undefined;
+      });
+      // no shutdown at all: its jobs' locks, the orchestrator's lock and the embedded Redis are left behind
+      const killed = new Promise((r) => first.child.once("exit", r));
+      first.child.kill("SIGKILL");
+      await killed;
+      const killedAt = Date.now();
+      const second = await serve(settings);
+      const upAt = Date.now();
+      const done = await finished(second.url, run.body.run_id);
+      const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+      console.log(
+        `new service listening ${s(upAt - killedAt)} after the SIGKILL, the run finished ${s(Date.now() - killedAt)} after it`,
+      );
+      expect(done.run.status).toBe("completed");
+      expect(done.run.nodes.map((n: Json) => n.state)).toEqual(["completed", "completed", "completed"]);
+      // the relaxation started on the killed service and ran again on the new one
+      expect(node(done, "relax").attempts).toBeGreaterThanOrEqual(2);
+      expect(node(done, "relax").output.structure.sites).toHaveLength(8);
+      expect(node(done, "energy").output.energy).toBeCloseTo(node(done, "relax").output.energy, 8);
+      await recordedOnce(`unix://${join(dataDir, "redis", "redis.sock")}`, run.body.run_id, ["double:0", "relax:0", "energy:0"]);
+      // the new service adopted the embedded Redis the killed one left, and stops it with itself
+      const pid = redisPid();
+      await second.stop();
+      expect(() => process.kill(pid, 0)).toThrow();
+    } finally {
+      try {
+        process.kill(redisPid(), "SIGKILL");
+      } catch {
+        // already stopped
+      }
       rmSync(dataDir, { recursive: true, force: true });
     }
   }, 240_000);

@@ -14,7 +14,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { AtomStudioError } from "atomstudio-core";
-import type { Job, Queue } from "bullmq";
+import type { Job, Queue, QueueEvents } from "bullmq";
 import type { ServiceContext } from "../context.ts";
 import { serviceError, statusOf } from "../errors/codes.ts";
 import { retryAfterSeconds } from "../optimize/pool.ts";
@@ -108,43 +108,63 @@ export const startCalculatorJob = async <T extends object>(
 ): Promise<QueuedJob<T>> => {
   const name = calcQueue(calculator);
   const queue = queues.queue(name);
-  const waiting = await queue.getJobCountByTypes("waiting", "prioritized", "delayed");
-  if (waiting >= ctx.config.queueMax)
-    throw new AtomStudioError(
-      "QUEUE_FULL",
-      `${waiting} calculator jobs are already waiting for a worker; try again later`,
-      { queue_max: ctx.config.queueMax, retry_after_s: retryAfterSeconds(ctx.config.jobDeadlineMs) },
-      429,
-    );
-  const events = await queues.events(name);
-  const data: NodeJobData = {
-    // not part of a workflow run: nothing to advance when it finishes
-    run_id: "",
-    node_id: "",
-    item: 0,
-    operation,
-    input,
-    // the pool's own deadline (the same error as a direct call) fires first on a service; this bounds a Python worker
-    timeout_ms: ctx.config.jobDeadlineMs + ctx.config.cancelGraceMs + 5000,
-    ...(listener ? { progress_steps: true } : {}),
-  };
   const id = newJobId(calculator);
-  let onProgress: ((args: { jobId: string; data: unknown }) => void) | undefined;
-  if (listener) {
-    onProgress = ({ jobId, data: progress }) => {
-      if (jobId !== id || !progress || typeof progress !== "object") return;
-      const p = progress as { event?: string; data?: unknown };
-      if (p.event === "step") listener.onStep?.(p.data);
-      else if (p.event === "queued" && typeof p.data === "number") listener.onQueued?.(p.data);
-    };
-    events.on("progress", onProgress);
-  }
-  const job = await queue.add(operation, data, {
-    jobId: id,
-    attempts: 1,
-    removeOnComplete: { age: KEEP_S },
-    removeOnFail: { age: KEEP_S },
+  // from here on Redis may die: every wait below also ends, with a 503, when it does
+  const outage = queues.watchOutage();
+  const lost = outage.lost.catch((e: AtomStudioError) => {
+    throw queueLost(e, id);
   });
+  lost.catch(() => {});
+  const orLost = <R>(p: Promise<R>): Promise<R> => Promise.race([p, lost]);
+  let onProgress: ((args: { jobId: string; data: unknown }) => void) | undefined;
+  let events: QueueEvents | undefined;
+  const unlisten = () => {
+    if (onProgress) events?.off("progress", onProgress);
+  };
+  let job: Job;
+  try {
+    const waiting = await orLost(queue.getJobCountByTypes("waiting", "prioritized", "delayed"));
+    if (waiting >= ctx.config.queueMax)
+      throw new AtomStudioError(
+        "QUEUE_FULL",
+        `${waiting} calculator jobs are already waiting for a worker; try again later`,
+        { queue_max: ctx.config.queueMax, retry_after_s: retryAfterSeconds(ctx.config.jobDeadlineMs) },
+        429,
+      );
+    events = await orLost(queues.events(name));
+    const data: NodeJobData = {
+      // not part of a workflow run: nothing to advance when it finishes
+      run_id: "",
+      node_id: "",
+      item: 0,
+      operation,
+      input,
+      // the pool's own deadline (the same error as a direct call) fires first on a service; this bounds a Python worker
+      timeout_ms: ctx.config.jobDeadlineMs + ctx.config.cancelGraceMs + 5000,
+      ...(listener ? { progress_steps: true } : {}),
+    };
+    if (listener) {
+      onProgress = ({ jobId, data: progress }) => {
+        if (jobId !== id || !progress || typeof progress !== "object") return;
+        const p = progress as { event?: string; data?: unknown };
+        if (p.event === "step") listener.onStep?.(p.data);
+        else if (p.event === "queued" && typeof p.data === "number") listener.onQueued?.(p.data);
+      };
+      events.on("progress", onProgress);
+    }
+    job = await orLost(
+      queue.add(operation, data, {
+        jobId: id,
+        attempts: 1,
+        removeOnComplete: { age: KEEP_S },
+        removeOnFail: { age: KEEP_S },
+      }),
+    );
+  } catch (e) {
+    outage.stop();
+    unlisten();
+    throw e;
+  }
   let rejectCancel: (e: Error) => void = () => {};
   const cancelled = new Promise<never>((_, reject) => {
     rejectCancel = reject;
@@ -155,15 +175,17 @@ export const startCalculatorJob = async <T extends object>(
     queuedTimer = setTimeout(() => {
       void waitingPosition(queue, job).then((position) => position && listener.onQueued?.(position));
     }, QUEUED_AFTER_MS);
+  const finished = events;
   const result = (async () => {
     try {
-      return { ...((await Promise.race([job.waitUntilFinished(events), cancelled])) as T), job_id: id };
+      return { ...((await Promise.race([job.waitUntilFinished(finished), cancelled, lost])) as T), job_id: id };
     } catch (e) {
       if (e instanceof AtomStudioError) throw e;
       throw failureOf((e as Error).message);
     } finally {
+      outage.stop();
       clearTimeout(queuedTimer);
-      if (onProgress) events.off("progress", onProgress);
+      unlisten();
     }
   })();
   return {
@@ -177,6 +199,20 @@ export const startCalculatorJob = async <T extends object>(
     },
   };
 };
+
+/**
+ * Redis went away while a caller waited on job `id`: 503 QUEUE_UNAVAILABLE at once, naming the
+ * job. Nothing can be removed or stopped without Redis; the job is left as it is, so when Redis
+ * comes back with its data (the embedded Redis keeps an append-only file) a waiting job is taken
+ * by a worker and a running one completes (or, past its lock, is run again by the stalled-job
+ * check), and its result is readable at GET /api/jobs/{id} for a day.
+ */
+const queueLost = (e: AtomStudioError, id: string): AtomStudioError =>
+  serviceError(
+    "QUEUE_UNAVAILABLE",
+    `${e.message}. Job ${id} was left in the queue: when Redis is back with its data the job runs (or finishes) there; read its result at GET /api/jobs/${id}`,
+    { job_id: id },
+  );
 
 /** The job's 1-based position among its queue's waiting jobs, or 0 when it no longer waits. */
 const waitingPosition = async (queue: Queue, job: Job): Promise<number> => {

@@ -31,6 +31,20 @@ const CLOSE_WAIT_MS = 60_000;
 /** How long a worker's lock on a job lasts before the job counts as stalled and goes to another worker. */
 export const DEFAULT_LOCK_MS = 30_000;
 
+/**
+ * While a caller waits on a job, Redis is pinged this often; no answer within OUTAGE_PING_TIMEOUT_MS
+ * counts as an outage (a Redis that went away without closing the connection: a network cut, a
+ * frozen host). A Redis that dies closes the connection, which is noticed at once.
+ */
+const OUTAGE_PING_MS = 1000;
+const OUTAGE_PING_TIMEOUT_MS = 3000;
+
+/** A watch on Redis for one waiting caller: `lost` rejects (503 QUEUE_UNAVAILABLE) when Redis is unreachable. */
+export interface OutageWatch {
+  lost: Promise<never>;
+  stop(): void;
+}
+
 declare module "../context.ts" {
   interface Services {
     queue: JobQueues;
@@ -49,6 +63,9 @@ export class JobQueues implements Closable {
   readonly #workers: Worker[] = [];
   readonly #events = new Map<string, QueueEvents>();
   #closed = false;
+  /** Callers waiting on jobs, told when Redis becomes unreachable (watchOutage). */
+  readonly #outageWatchers = new Set<(why: string) => void>();
+  #outagePing: NodeJS.Timeout | undefined;
 
   constructor(
     readonly url: string,
@@ -64,6 +81,54 @@ export class JobQueues implements Closable {
       retryStrategy: (times) => Math.min(2000, 50 * times),
     });
     this.redis.on("error", (e: Error) => log.warn({ err: e.message }, "job queue: redis error"));
+    this.redis.on("close", () => this.#outage("the connection to Redis closed"));
+  }
+
+  /**
+   * Watch Redis for a caller waiting on a job: BullMQ's own connections wait for Redis to come
+   * back without limit (their commands queue up), so a waiting caller must learn of an outage here.
+   */
+  watchOutage(): OutageWatch {
+    let reject: (e: Error) => void = () => {};
+    const lost = new Promise<never>((_, r) => {
+      reject = r;
+    });
+    lost.catch(() => {});
+    const watcher = (why: string) => {
+      this.#outageWatchers.delete(watcher);
+      reject(serviceError("QUEUE_UNAVAILABLE", `The job queue's Redis (${redactUrl(this.url)}) became unreachable (${why})`));
+    };
+    this.#outageWatchers.add(watcher);
+    if (!this.ready) watcher(`its connection is ${this.redis.status}`);
+    else this.#pingWhileWatched();
+    return { lost, stop: () => this.#outageWatchers.delete(watcher) };
+  }
+
+  #outage(why: string): void {
+    for (const watcher of [...this.#outageWatchers]) watcher(why);
+  }
+
+  #pingWhileWatched(): void {
+    if (this.#outagePing || this.#closed) return;
+    const tick = async () => {
+      if (this.#outageWatchers.size > 0 && !this.#closed) {
+        let timer: NodeJS.Timeout | undefined;
+        const answered = await Promise.race([
+          this.redis.ping().then(
+            () => true,
+            () => false,
+          ),
+          new Promise<boolean>((r) => {
+            timer = setTimeout(() => r(false), OUTAGE_PING_TIMEOUT_MS);
+          }),
+        ]);
+        clearTimeout(timer);
+        if (!answered)
+          this.#outage(this.ready ? `no answer to a ping within ${OUTAGE_PING_TIMEOUT_MS / 1000} s` : "the connection is down");
+      }
+      this.#outagePing = this.#outageWatchers.size > 0 && !this.#closed ? setTimeout(tick, OUTAGE_PING_MS) : undefined;
+    };
+    this.#outagePing = setTimeout(tick, OUTAGE_PING_MS);
   }
 
   /** Wait until Redis answers (or the timeout passes); true when it does. */
@@ -130,6 +195,7 @@ export class JobQueues implements Closable {
 
   async close(): Promise<void> {
     this.#closed = true;
+    clearTimeout(this.#outagePing);
     // With Redis up, workers finish their running jobs first; with Redis down nothing can be
     // handed back, so they are closed at once (their jobs' locks expire and others take them).
     const force = !this.ready;

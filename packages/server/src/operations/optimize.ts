@@ -27,6 +27,11 @@ const calcErrors = [
   { status: 400, code: "MODEL_PATH_NOT_ALLOWED", when: "calculator_params.model_path was given: models are picked by id" },
   { status: 400, code: "UNKNOWN_MODEL", when: "calculator_params.model is not a model id of this server (details.available)" },
   { status: 429, code: "QUEUE_FULL", when: "too many calculator jobs are waiting (ATOMSTUDIO_QUEUE_MAX); see Retry-After" },
+  {
+    status: 503,
+    code: "QUEUE_UNAVAILABLE",
+    when: "the job queue's Redis became unreachable while the request waited on its job (details.job_id: read it later at GET /api/jobs/{id})",
+  },
   { status: 502, code: "WORKER_DIED", when: "the calculator worker died during the request (it is replaced)" },
   { status: 504, code: "DEADLINE_EXCEEDED", when: "the job ran past ATOMSTUDIO_JOB_DEADLINE_S and was stopped" },
 ];

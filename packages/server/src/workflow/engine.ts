@@ -52,7 +52,15 @@ export const CANCEL_CHANNEL = "atomstudio:jobs:cancel";
 
 /** How long finished jobs and runs stay in Redis. */
 const KEEP_S = 7 * 24 * 3600;
-const LOCK_MS = 15_000;
+/**
+ * The run's lock lives this long unless its holder renews it (every third of it, while it works):
+ * a process killed while holding it (a SIGKILL, a lost machine) holds the run up for this long at
+ * most, while a slow advance keeps its lock as long as it needs.
+ */
+const LOCK_MS = 3000;
+const RENEW_SCRIPT =
+  'if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("pexpire", KEYS[1], ARGV[2]) else return 0 end';
+const RELEASE_SCRIPT = 'if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end';
 const BACKOFF_MS = 1000;
 const DEFAULT_PARALLEL = 4;
 
@@ -432,26 +440,27 @@ export class Workflows {
     });
   }
 
-  /** Run `fn` holding the run's lock; undefined when another process holds it (it will see the change). */
+  /** Run `fn` holding the run's lock, waiting for it (a dead holder's lock expires within LOCK_MS). */
   async #locked<T>(runId: string, fn: () => Promise<T>): Promise<T> {
     const token = randomBytes(8).toString("hex");
     for (let i = 0; i < 200; i++) {
-      if (await this.#redis.set(lockKey(runId), token, "PX", LOCK_MS, "NX")) {
-        try {
-          return await fn();
-        } finally {
-          // release only our own lock
-          await this.#redis.eval(
-            'if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end',
-            1,
-            lockKey(runId),
-            token,
-          );
-        }
-      }
+      if (await this.#redis.set(lockKey(runId), token, "PX", LOCK_MS, "NX")) return this.#holding(runId, token, fn);
       await new Promise((r) => setTimeout(r, 25));
     }
     throw serviceError("QUEUE_UNAVAILABLE", "The run is locked by another process for too long", { run_id: runId });
+  }
+
+  /** Run `fn` with the lock taken under `token`: renewed while it runs, released (if still ours) after. */
+  async #holding<T>(runId: string, token: string, fn: () => Promise<T>): Promise<T> {
+    const renew = setInterval(() => {
+      this.#redis.eval(RENEW_SCRIPT, 1, lockKey(runId), token, LOCK_MS).catch(() => {});
+    }, LOCK_MS / 3);
+    try {
+      return await fn();
+    } finally {
+      clearInterval(renew);
+      await this.#redis.eval(RELEASE_SCRIPT, 1, lockKey(runId), token);
+    }
   }
 
   #finish(run: RunRecord, status: RunState, error: ErrorInfo | null): void {
@@ -492,16 +501,7 @@ export class Workflows {
       }
       return;
     }
-    try {
-      await this.#advanceLocked(runId);
-    } finally {
-      await this.#redis.eval(
-        'if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end',
-        1,
-        lockKey(runId),
-        token,
-      );
-    }
+    await this.#holding(runId, token, () => this.#advanceLocked(runId));
   }
 
   async #advanceLocked(runId: string): Promise<void> {

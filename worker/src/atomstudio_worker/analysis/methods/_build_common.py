@@ -17,7 +17,14 @@ def structure_in(d: dict[str, Any]):
     except ImportError as exc:
         raise unavailable("pymatgen", exc) from None
     # the service has read and checked the structure already; this is its canonical dictionary
-    return Structure.from_dict(d)
+    s = Structure.from_dict(d)
+    # pymatgen drops occupancies below 1e-8 (the service refuses them first): a site left without
+    # species would fail later with an IndexError
+    for i, site in enumerate(s):
+        if len(site.species) == 0:
+            raise WorkerError("INVALID_STRUCTURE", f"sites[{i}] has no species of occupancy 1e-8 or more",
+                              {"field": f"sites[{i}].species"})
+    return s
 
 
 def _species_entry(composition, cache: dict) -> tuple[list[dict[str, Any]], str]:

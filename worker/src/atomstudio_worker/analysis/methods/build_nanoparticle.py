@@ -54,6 +54,11 @@ def run(params: dict[str, Any], ctx, cancel) -> dict[str, Any]:
                           {"n_atoms": len(atoms), "limit": params["max_atoms"]})
     atoms.center(vacuum=float(params["vacuum"]))
     atoms.pbc = True
+    # with no vacuum the box is the cluster's extent: a single atom (or a flat cluster) gives a box
+    # of zero volume, which no structure can have (pymatgen's Lattice raised, a 500; found by fuzzing)
+    if not abs(atoms.cell.volume) > 1e-6:
+        raise WorkerError("INVALID_NANOPARTICLE", f"The cluster of {len(atoms)} atom(s) is flat, so with {params['vacuum']} Å "
+                          "of vacuum its box has no volume; give vacuum above 0", {"field": "vacuum", "n_atoms": len(atoms)})
     # AseAtomsAdaptor.get_structure(atoms).as_dict(), straight from the arrays (_build_common)
     structure = atoms_structure_out(atoms)
     formula = Composition(dict(Counter(atoms.get_chemical_symbols()))).reduced_formula

@@ -2,7 +2,9 @@
  * `/api/build`, each route beside pymatgen (pymatgen-analysis-defects, ASE) doing the same work
  * in the same run (bench/pymatgen_build.py).
  *
- *   node --import tsx bench/build.ts [--repeats N]
+ *   node --import tsx bench/build.ts [--repeats N] [--only TEXT]
+ *
+ * `--only TEXT`: just the cases whose name contains TEXT (e.g. `--only nanoparticle`).
  *
  * Core routes (strain, doping, substitution, random substitution): the compute task the route
  * runs (pymatgen dictionary in, response out) timed in process against pymatgen in process
@@ -20,6 +22,8 @@ import { startReference } from "./reference.ts";
 
 const repeatsArg = process.argv.indexOf("--repeats");
 const repeats = repeatsArg > 0 ? Number(process.argv[repeatsArg + 1]) : 5;
+const onlyArg = process.argv.indexOf("--only");
+const only = onlyArg > 0 ? (process.argv[onlyArg + 1] ?? "") : "";
 
 await initSymmetry();
 type Dict = Record<string, unknown>;
@@ -150,7 +154,7 @@ const best = async (f: () => unknown): Promise<number> => {
 };
 
 const rows: string[][] = [["route / case", "where", "ours ms", "pymatgen ms", "pymatgen/ours", "target", "count ours/ref"]];
-for (const c of CASES) {
+for (const c of CASES.filter((x) => x.name.includes(only))) {
   let count = 0;
   let ms: number;
   let ref: { seconds: number; count: number } | undefined;

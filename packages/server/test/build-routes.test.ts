@@ -9,6 +9,7 @@
 import { runPython, testdataPath } from "atomstudio-testkit";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { defectOp, intercalationOp, nanoparticleOp } from "../src/operations/build.ts";
 import { cuCell, makeApp, water } from "./helpers.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read field by field
@@ -113,6 +114,32 @@ describe("nanoparticles against ASE", () => {
         for (const [j, v] of c.entries()) expect(Math.abs(v - (ref[i]?.[j] as number))).toBeLessThan(2e-6);
     }
   }, 120_000);
+});
+
+// The worker writes these answers and the service passes them on without parsing them again into
+// its schemas: this is where the published output schemas are held to them.
+describe("worker answers keep the published output schema", () => {
+  const rows: [string, string, { output: { safeParse: (v: unknown) => { success: boolean; error?: unknown } } }, Body][] = [
+    ["defect", "vacancies", defectOp, { structure: cuCell, site_index: -1 }],
+    [
+      "defect",
+      "interstitials in a supercell",
+      defectOp,
+      { structure: cuCell, defect_type: "interstitial", substitute_element: "H", supercell: "2x1x1" },
+    ],
+    ["intercalation", "two Li", intercalationOp, { structure: cuCell, species: "Li", n_intercalants: 2 }],
+    ["nanoparticle", "icosahedron", nanoparticleOp, { element: "Pt", shape: "icosahedron", shells: 3 }],
+  ];
+  it.each(rows)(
+    "%s: %s",
+    async (route, _what, op, body) => {
+      const res = await post(route, body);
+      expect(res.status, JSON.stringify(res.body).slice(0, 300)).toBe(200);
+      const checked = op.output.safeParse(res.body);
+      expect(checked.error).toBeUndefined();
+    },
+    60_000,
+  );
 });
 
 const minDistance = (s: Body, i: number): number => {
@@ -248,8 +275,60 @@ describe("bad input and abuse, per route (caps before work)", () => {
       abc: [(i % 20) / 20, (Math.floor(i / 20) % 10) / 10, Math.floor(i / 200) / 13],
     })),
   };
+  // a site pymatgen empties: it drops occupancies below 1e-8 (an IndexError in the worker, found by fuzzing)
+  const fadedSite = {
+    ...cuCell,
+    sites: [
+      { species: [{ element: "Cu", occu: 1e-9 }], abc: [0, 0, 0] },
+      { species: [{ element: "Cu", occu: 1 }], abc: [0.5, 0.5, 0.5] },
+    ],
+  };
+  // 14000 lattice points within 1.2 × the longest vector: pymatgen's Niggli reduction in the void
+  // search compares them pairwise (gigabytes; a thinner cell killed the worker on a small machine)
+  const needle = {
+    lattice: {
+      matrix: [
+        [0.5, 0, 0],
+        [0, 1000, 0],
+        [0, 0, 1000],
+      ],
+    },
+    sites: [
+      { species: [{ element: "Cu", occu: 1 }], abc: [0, 0, 0] },
+      { species: [{ element: "Cu", occu: 1 }], abc: [0.5, 0.5, 0.5] },
+    ],
+  };
   // [route, what, body, status, code]
   const rows: [string, string, Body, number, string][] = [
+    [
+      "defect",
+      "vacancy at a site pymatgen empties (occu 1e-9)",
+      { structure: fadedSite, site_index: 0 },
+      400,
+      "INVALID_STRUCTURE",
+    ],
+    [
+      "defect",
+      "substitution at a site pymatgen empties (occu 1e-9)",
+      { structure: fadedSite, defect_type: "substitution", substitute_element: "Au", site_index: 0 },
+      400,
+      "INVALID_STRUCTURE",
+    ],
+    [
+      "intercalation",
+      "custom guest beside a site pymatgen empties (occu 1e-9)",
+      { structure: fadedSite, position: "custom", positions: [[0.25, 0.25, 0.75]] },
+      400,
+      "INVALID_STRUCTURE",
+    ],
+    [
+      "defect",
+      "interstitials of a 0.5 x 1000 x 1000 Å cell",
+      { structure: needle, defect_type: "interstitial", substitute_element: "H", site_index: -1 },
+      400,
+      "INVALID_STRUCTURE",
+    ],
+    ["intercalation", "voids of a 0.5 x 1000 x 1000 Å cell", { structure: needle }, 400, "INVALID_STRUCTURE"],
     ["defect", "unknown defect type", { structure: cuCell, defect_type: "antisite" }, 400, "INVALID_DEFECT_TYPE"],
     ["defect", "site index past the end", { structure: cuCell, site_index: 4 }, 400, "INVALID_INDEX"],
     ["defect", "substitution without element", { structure: cuCell, defect_type: "substitution" }, 400, "MISSING_ELEMENT"],
@@ -392,6 +471,13 @@ describe("bad input and abuse, per route (caps before work)", () => {
     ["nanoparticle", "vacuum 1e6", { element: "Pt", shape: "icosahedron", vacuum: 1e6 }, 400, "INVALID_NANOPARTICLE"],
     ["nanoparticle", "element without a lattice", { element: "O", shape: "icosahedron", shells: 2 }, 400, "INVALID_NANOPARTICLE"],
     ["nanoparticle", "no element", { shape: "wulff" }, 422, "MALFORMED_REQUEST"],
+    [
+      "nanoparticle",
+      "one atom without vacuum: a box of no volume (found by fuzzing)",
+      { element: "W", shape: "decahedron", p: 1, q: 1, r: 0, vacuum: 0 },
+      400,
+      "INVALID_NANOPARTICLE",
+    ],
   ];
   it.each(rows)(
     "%s: %s",

@@ -33,6 +33,41 @@ const periodicHost = (d: Record<string, unknown>, what: string): Structure => {
   return s;
 };
 
+/**
+ * The checks a host passes before pymatgen (and pymatgen-analysis-defects) in the analysis worker
+ * sees it; each is a case pymatgen fails on that the core reads fine (found by fuzzing).
+ *
+ * - An occupancy below 1e-8 (pymatgen's `Composition.amount_tolerance`): pymatgen drops the species,
+ *   leaving a site with fewer species, or none (an IndexError in the worker, a 500).
+ * - With `voids` (the Voronoi interstitial generator, which matches lattices by pymatgen's Niggli
+ *   reduction): a cell so elongated that the sphere of 1.2 × its longest vector holds more than
+ *   MAX_SPHERE_LATTICE_POINTS lattice points. The reduction lists every such point and compares
+ *   them pairwise: a 0.36 × 1000 × 1000 Å cell (20000 points) took 6.6 GB and a minute, a thinner
+ *   one asked for 96 GB; on a smaller machine the worker is killed (502 WORKER_DIED).
+ */
+export const MAX_SPHERE_LATTICE_POINTS = 10_000;
+const PYMATGEN_MIN_OCCUPANCY = 1e-8;
+const requirePymatgenHost = (s: Structure, voids: boolean): void => {
+  for (const [i, site] of s.species.entries())
+    for (const [j, sp] of site.entries())
+      if (sp.occu < PYMATGEN_MIN_OCCUPANCY)
+        fail(
+          "INVALID_STRUCTURE",
+          `sites[${i}].species[${j}].occu is ${sp.occu}; pymatgen drops occupancies below ${PYMATGEN_MIN_OCCUPANCY}`,
+          { field: `sites[${i}].species[${j}].occu`, value: sp.occu, min: PYMATGEN_MIN_OCCUPANCY },
+        );
+  const lattice = s.lattice;
+  if (!voids || !lattice) return;
+  const longest = Math.max(...lattice.lengths);
+  const points = ((4 / 3) * Math.PI * (1.2 * longest) ** 3) / lattice.volume;
+  if (!(points <= MAX_SPHERE_LATTICE_POINTS))
+    fail(
+      "INVALID_STRUCTURE",
+      `The cell is too elongated for pymatgen's void search: its longest vector (${longest.toPrecision(4)} Å) is too long for its volume (${lattice.volume.toPrecision(4)} Å³); use a more compact cell (e.g. a Niggli-reduced one) or a supercell`,
+      { field: "lattice", lattice_points: Math.round(points), limit: MAX_SPHERE_LATTICE_POINTS },
+    );
+};
+
 /** `max_structures` resolved against the service cap, and the atoms all of them would hold. */
 const structureBudget = (ctx: ServiceContext, requested: number | undefined, nAtoms: number): number => {
   const cap = ctx.config.maxStructures;
@@ -414,6 +449,7 @@ export const defectOp = defineOperation({
     }
     if (!(req.min_distance >= 0.5 && req.min_distance <= 3))
       fail("INVALID_DISTANCE", `min_distance must be 0.5 to 3 Å; got ${req.min_distance}`, { min_distance: req.min_distance });
+    requirePymatgenHost(s, req.defect_type === "interstitial");
     // -1 gives at most one structure per site of the input cell
     if (req.site_index === -1) {
       const n = Math.min(s.length, ctx.config.maxStructures);
@@ -520,6 +556,7 @@ export const intercalationOp = defineOperation({
       });
     if (s.length + n > ctx.config.maxAtoms)
       fail("TOO_MANY_ATOMS", `The result would hold more than ${ctx.config.maxAtoms} atoms`, { limit: ctx.config.maxAtoms });
+    requirePymatgenHost(s, req.position !== "custom");
     return (await runAnalysis(
       ctx,
       "build_intercalation",

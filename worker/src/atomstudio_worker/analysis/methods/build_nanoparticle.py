@@ -1,13 +1,15 @@
 """`build_nanoparticle`: a finite metal cluster by ASE (`ase.cluster`: Wulff construction,
-octahedron, icosahedron, decahedron), centred in a box with `vacuum` on each side and converted
-with pymatgen's `AseAtomsAdaptor`, as the earlier implementation did."""
+octahedron, icosahedron, decahedron), centred in a box with `vacuum` on each side and answered
+as the pymatgen dictionary of `AseAtomsAdaptor.get_structure(atoms)`, as the earlier
+implementation did (built straight from ASE's arrays, the same dictionary)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from ...errors import WorkerError
-from ._build_common import structure_out
+from ._build_common import atoms_structure_out
 from ..store import unavailable
 
 METHOD = "build_nanoparticle"
@@ -34,7 +36,7 @@ def cluster(params: dict[str, Any]):
 
 def run(params: dict[str, Any], ctx, cancel) -> dict[str, Any]:
     try:
-        from pymatgen.io.ase import AseAtomsAdaptor
+        from pymatgen.core import Composition
     except ImportError as exc:
         raise unavailable("pymatgen", exc) from None
     try:
@@ -52,9 +54,14 @@ def run(params: dict[str, Any], ctx, cancel) -> dict[str, Any]:
                           {"n_atoms": len(atoms), "limit": params["max_atoms"]})
     atoms.center(vacuum=float(params["vacuum"]))
     atoms.pbc = True
-    s = AseAtomsAdaptor.get_structure(atoms)
-    # `composition` is rebuilt from every site on each access (0.3 ms at 500 atoms): read it once
-    formula = s.composition.reduced_formula
-    return {"structure": structure_out(s), "n_atoms": len(s), "formula": formula,
-            "message": f"{params['shape']} {formula} cluster of {len(s)} atoms with "
+    # with no vacuum the box is the cluster's extent: a single atom (or a flat cluster) gives a box
+    # of zero volume, which no structure can have (pymatgen's Lattice raised, a 500; found by fuzzing)
+    if not abs(atoms.cell.volume) > 1e-6:
+        raise WorkerError("INVALID_NANOPARTICLE", f"The cluster of {len(atoms)} atom(s) is flat, so with {params['vacuum']} Å "
+                          "of vacuum its box has no volume; give vacuum above 0", {"field": "vacuum", "n_atoms": len(atoms)})
+    # AseAtomsAdaptor.get_structure(atoms).as_dict(), straight from the arrays (_build_common)
+    structure = atoms_structure_out(atoms)
+    formula = Composition(dict(Counter(atoms.get_chemical_symbols()))).reduced_formula
+    return {"structure": structure, "n_atoms": len(atoms), "formula": formula,
+            "message": f"{params['shape']} {formula} cluster of {len(atoms)} atoms with "
                        f"{params['vacuum']} Å of vacuum on each side"}

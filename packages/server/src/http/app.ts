@@ -87,6 +87,7 @@ export const buildApp = async (opts: AppOptions): Promise<{ app: FastifyInstance
             query: req.query as Record<string, unknown>,
             signal: abort.signal,
             uploads: uploadedFiles(req),
+            setHeader: (name, value) => void reply.header(name, value),
           },
         });
       },

@@ -135,6 +135,17 @@ describe.skipIf(!hasRedis)("analysis requests as jobs", () => {
     expect(res.job).toBe(res.body.job_id);
   }, 60_000);
 
+  it("a page of an allowed origin may read the header", async () => {
+    const svc = await start({ corsOrigins: ["https://lab.example"] }, false);
+    try {
+      const res = await fetch(`${svc.base}/api/health`, { headers: { origin: "https://lab.example" } });
+      expect(res.status).toBe(200);
+      expect(res.headers.get("access-control-expose-headers")?.toLowerCase().split(/,\s*/)).toContain(JOB_HEADER);
+    } finally {
+      await stop(svc);
+    }
+  });
+
   it("a client that leaves while its job runs: the job fails CANCELLED, the worker is freed", async () => {
     // a fresh service: its first request waits for the worker to start and import pymatgen
     const svc = await start({}, true);

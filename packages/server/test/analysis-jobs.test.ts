@@ -4,15 +4,19 @@
  * own queue `analysis-<service id>`, named in the X-AtomStudio-Job header and readable at
  * GET /api/jobs/{id} (state, attempts, a small summary), and its answer is the one a service
  * without Redis gives; a client that leaves fails its job (the worker is freed); the deadline is
- * a 504 and a failed job; with Redis killed the next request answers on the pool directly. The
- * calculator requests carry the same header.
+ * a 504 and a failed job; with Redis frozen under a request it answers directly (and the job,
+ * once Redis wakes, fails as answered directly); with Redis killed the next request answers on the
+ * pool directly. Calculator requests carry the same header, readable by pages of allowed origins.
  */
-import { readFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fccCluster, testdataPath } from "atomstudio-testkit";
 import { Queue } from "bullmq";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hasRedis, startRedis } from "../../studio/test/support.ts";
+import { freePort, hasRedis, REDIS_SERVER, startRedis } from "../../studio/test/support.ts";
 import type { ServiceConfig } from "../src/config.ts";
 import type { ServiceContext } from "../src/context.ts";
 import { buildApp } from "../src/http/app.ts";
@@ -187,6 +191,41 @@ describe.skipIf(!hasRedis)("analysis requests as jobs", () => {
       expect(job.body).toMatchObject({ state: "failed", attempts: 1, error: { code: "DEADLINE_EXCEEDED" } });
     } finally {
       await stop(svc);
+    }
+  }, 120_000);
+
+  it("with Redis frozen under a request (connections open, no answers), it answers 200 directly; the job fails once Redis is back", async () => {
+    const port = await freePort();
+    const dir = mkdtempSync(join(tmpdir(), "atomstudio-redis-"));
+    const frozen = spawn(REDIS_SERVER, ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--dir", dir], {
+      stdio: ["ignore", "pipe", "ignore"],
+    });
+    await new Promise<void>((resolve) =>
+      frozen.stdout?.on("data", (d: Buffer) => /Ready to accept/i.test(String(d)) && resolve()),
+    );
+    const svc = await start({ queueUrl: `redis://127.0.0.1:${port}`, queueCalculators: false }, true);
+    try {
+      expect((await call(svc, "POST", "/api/build/defect", defect)).job).not.toBeNull();
+      frozen.kill("SIGSTOP");
+      const t = Date.now();
+      const res = await call(svc, "POST", "/api/build/defect", defect);
+      expect(res.status).toBe(200);
+      // the outage is seen by a ping unanswered for 3 s
+      expect(Date.now() - t).toBeLessThan(15_000);
+      frozen.kill("SIGCONT");
+      // the job reached Redis when it woke up: it fails, its request having been answered directly
+      await waitFor(
+        "the job to fail",
+        async () => (await call(svc, "GET", `/api/jobs/${res.job}`)).body.state === "failed",
+        30_000,
+      );
+      const job = await call(svc, "GET", `/api/jobs/${res.job}`);
+      expect(job.body.error).toMatchObject({ code: "CANCELLED", error: expect.stringMatching(/ran directly/) });
+    } finally {
+      frozen.kill("SIGCONT");
+      await stop(svc);
+      frozen.kill("SIGKILL");
+      rmSync(dir, { recursive: true, force: true });
     }
   }, 120_000);
 

@@ -288,7 +288,12 @@ export const jobStatus = async (ctx: ServiceContext, id: string) => {
   // calculator jobs `j-<calculator>-<hex>`, analysis jobs `a-<service>-<hex>` (jobs/analysis-jobs.ts)
   const queue = m ? calcQueue(m[1] as string) : analysisQueueOf(id);
   const job = queue ? await queues.getJob(queue, id) : undefined;
-  if (!job) throw serviceError("JOB_NOT_FOUND", `No job ${JSON.stringify(id)} (finished calculator jobs are kept for a day, analysis jobs for an hour)`, { id });
+  if (!job)
+    throw serviceError(
+      "JOB_NOT_FOUND",
+      `No job ${JSON.stringify(id)} (finished calculator jobs are kept for a day, analysis jobs for an hour)`,
+      { id },
+    );
   const state = await job.getState();
   const iso = (ms: number | undefined) => (ms ? new Date(ms).toISOString() : null);
   const failure = state === "failed" ? parseFailureDetail(job.failedReason) : undefined;

@@ -8,6 +8,10 @@
  *   repeat   — the same files again with another energy window (parsed objects cached by sha256)
  * and prints medians, first/pymatgen (target ≤ 1.3) and first/repeat (target ≥ 10). BENCH_RUNS
  * rounds per file (default 5); the rounds interleave pymatgen and the service.
+ * With `--redis` the service has a job queue on a real redis-server (every request a BullMQ job,
+ * jobs/analysis-jobs.ts), and at the end the queue's cost is measured alone: BENCH_OVERHEAD_RUNS
+ * (default 30) repeat requests of the Si case, alternating between that service and one without
+ * Redis, medians and their difference.
  */
 import { execFile, execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -18,6 +22,8 @@ import { gunzipSync, gzipSync } from "node:zlib";
 import { PYTHON, runPython, testdataPath } from "atomstudio-testkit";
 import { loadConfig } from "../packages/server/src/config.ts";
 import { buildApp } from "../packages/server/src/http/app.ts";
+import { workflowPlugin } from "../packages/server/src/workflow/plugin.ts";
+import { startRedis } from "../packages/studio/test/support.ts";
 
 const execFileAsync = promisify(execFile);
 const skipLarge = process.argv.includes("--skip-large");
@@ -66,13 +72,21 @@ if (!skipLarge)
     kpoints: join(large, "KPOINTS"),
   });
 
-const config = loadConfig({ host: "127.0.0.1", port: 0, logLevel: "error", bodyLimit: 256 * 1024 * 1024 }, {});
-const { app } = await buildApp({ config, plugins: [] });
-await app.listen({ host: "127.0.0.1", port: 0 });
-const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
+const withRedis = process.argv.includes("--redis");
+const redis = withRedis ? await startRedis() : undefined;
+const serve = async (queueUrl?: string) => {
+  const config = loadConfig(
+    { host: "127.0.0.1", port: 0, logLevel: "error", bodyLimit: 256 * 1024 * 1024, queueUrl, queueCalculators: false },
+    {},
+  );
+  const { app } = await buildApp({ config, plugins: queueUrl ? [workflowPlugin()] : [] });
+  return { app, base: await app.listen({ host: "127.0.0.1", port: 0 }) };
+};
+const { app, base } = await serve(redis?.url);
+console.log(withRedis ? "service with a job queue (redis-server): every request a BullMQ job" : "service without Redis");
 
 /** One request as a user sends it: curl in its own process, so the client's work is not timed in the service's event loop. */
-const request = async (vasprun: string, kpoints: string, emax: number): Promise<number> => {
+const request = async (vasprun: string, kpoints: string, emax: number, to = base): Promise<number> => {
   const params = JSON.stringify({ emin: -emax, emax, projections: [{ label: "Si p", elements: ["Si"], orbitals: ["p"] }] });
   const { stdout } = await execFileAsync("curl", [
     "-sS",
@@ -86,7 +100,7 @@ const request = async (vasprun: string, kpoints: string, emax: number): Promise<
     `kpoints=@${kpoints}`,
     "-F",
     `params=${params}`,
-    `${base}/api/bands`,
+    `${to}/api/bands`,
   ]);
   const [status, seconds] = stdout.trim().split(" ");
   if (status !== "200") throw new Error(`HTTP ${status} for ${vasprun}`);
@@ -118,4 +132,22 @@ for (const c of cases) {
     `${c.key} | ${p.toFixed(3)} | ${fm.toFixed(3)} | ${rm.toFixed(3)} | ${(fm / p).toFixed(2)} | ${(fm / rm).toFixed(1)}`,
   );
 }
+if (redis) {
+  // the queue alone: the same cached request, alternating between the two services
+  const plain = await serve();
+  const si = cases[0] as (typeof cases)[number];
+  const f = si.files[0] as string;
+  await request(f, si.kpoints, 4, plain.base);
+  const times: Record<"direct" | "queue", number[]> = { direct: [], queue: [] };
+  for (let i = 0; i < Number(process.env.BENCH_OVERHEAD_RUNS ?? 30); i++) {
+    times.direct.push(await request(f, si.kpoints, 4, plain.base));
+    times.queue.push(await request(f, si.kpoints, 4));
+  }
+  const [d, q] = [median(times.direct) * 1000, median(times.queue) * 1000];
+  console.log(
+    `queue overhead (Si repeat, ${times.direct.length} alternating requests): direct ${d.toFixed(1)} ms, queue ${q.toFixed(1)} ms, +${(q - d).toFixed(1)} ms`,
+  );
+  await plain.app.close();
+}
 await app.close();
+await redis?.stop();

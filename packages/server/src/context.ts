@@ -29,6 +29,8 @@ export interface ServiceContext {
     query: Record<string, unknown>;
     signal?: AbortSignal;
     uploads?: ReadonlyMap<string, ReceivedFile>;
+    /** Set a header of the HTTP answer (kept on an error answer too), e.g. the job id of a request. */
+    setHeader?: (name: string, value: string) => void;
   };
   services: Partial<Services>;
 }

@@ -17,6 +17,7 @@ import { redact } from "../chat/secrets.ts";
 import type { ServiceConfig } from "../config.ts";
 import { provide, type ServiceContext } from "../context.ts";
 import { type HeldFile, uploadStore } from "../http/uploads.ts";
+import { runAsAnalysisJob } from "../jobs/analysis-jobs.ts";
 import { WorkerPool } from "../optimize/pool.ts";
 import { WorkerProcess, workerPython } from "../optimize/worker.ts";
 
@@ -120,6 +121,11 @@ const asServiceError = (e: unknown): unknown => {
   return status ? new AtomStudioError(e.code, e.message, e.details, status) : e;
 };
 
+/** Rethrow as the caller sees it (also what an analysis job's failure records). */
+const mapped = (e: unknown): never => {
+  throw asServiceError(e);
+};
+
 /**
  * Run one analysis method on the worker: `files` by name (absent ones skipped), `params` the rest.
  * Queued behind other analyses, cancelled when the client goes away, 504 past the deadline.
@@ -147,7 +153,8 @@ export const runAnalysis = async <T>(
       const filename = file.filename ?? uploaded?.filename;
       held[name] = { ...(await store.hold(received)), ...(filename ? { filename } : {}) };
     }
-    return await runOnWorker<T>(ctx, method, held, params);
+    // a BullMQ job when the service has a job queue (jobs/analysis-jobs.ts), else the pool directly
+    return await runAsAnalysisJob(ctx, method, held, () => runOnWorker<T>(ctx, method, held, params).catch(mapped));
   } catch (e) {
     throw asServiceError(e);
   } finally {

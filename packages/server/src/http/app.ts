@@ -10,6 +10,7 @@ import { AtomStudioError } from "atomstudio-core";
 import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from "fastify";
 import type { ServiceConfig } from "../config.ts";
 import type { Closable, ServiceContext } from "../context.ts";
+import { JOB_HEADER } from "../jobs/analysis-jobs.ts";
 import { operations as allOperations } from "../operations/index.ts";
 import { defaultPlugins, type Plugin } from "../plugins.ts";
 import { openApiDocument } from "../registry/openapi.ts";
@@ -53,7 +54,9 @@ export const buildApp = async (opts: AppOptions): Promise<{ app: FastifyInstance
   const wrongMethods = methodNotAllowed(app);
 
   await registerMultipart(app, config.bodyLimit, () => uploadStore(ctx));
-  if (config.corsOrigins.length) await app.register(cors, { origin: config.corsOrigins, credentials: false });
+  // a page of an allowed origin may read the job id of its requests (jobs/README.md)
+  if (config.corsOrigins.length)
+    await app.register(cors, { origin: config.corsOrigins, credentials: false, exposedHeaders: [JOB_HEADER] });
 
   const document = openApiDocument(operations);
   await app.register(swagger, { mode: "static", specification: { document: document as never } });
@@ -87,6 +90,7 @@ export const buildApp = async (opts: AppOptions): Promise<{ app: FastifyInstance
             query: req.query as Record<string, unknown>,
             signal: abort.signal,
             uploads: uploadedFiles(req),
+            setHeader: (name, value) => void reply.header(name, value),
           },
         });
       },

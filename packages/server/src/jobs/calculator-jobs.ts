@@ -19,6 +19,7 @@ import type { ServiceContext } from "../context.ts";
 import { serviceError, statusOf } from "../errors/codes.ts";
 import { retryAfterSeconds } from "../optimize/pool.ts";
 import { CANCEL_CHANNEL, type NodeJobData, parseFailureDetail } from "../workflow/engine.ts";
+import { analysisQueueOf, JOB_HEADER } from "./analysis-jobs.ts";
 import { calcQueue, type JobQueues, QUEUE_PREFIX } from "./queue.ts";
 
 /** The operation a calculator job names (the keys of CALCULATOR_OPERATIONS). */
@@ -236,6 +237,7 @@ export const requestCalculatorJob = async <T extends object>(
 ): Promise<T & { job_id: string }> => {
   if (signal?.aborted) throw cancelledByClient();
   const job = await startCalculatorJob<T>(ctx, queues, operation, calculator, input);
+  ctx.request?.setHeader?.(JOB_HEADER, job.id);
   const left = new Promise<never>((_, reject) => {
     const onAbort = () => {
       job.cancel();
@@ -273,15 +275,25 @@ const failureOf = (reason: string): AtomStudioError => {
   return new AtomStudioError(f.code, f.message, details, statusOf(f.code, f.status));
 };
 
-/** GET /api/jobs/{id}: a calculator job's state, attempts, progress, timings and result or error. */
+/**
+ * GET /api/jobs/{id}: a calculator or analysis job's state, attempts, progress, timings and result
+ * or error. An analysis job's result is a summary ({method, fields}): its answer was the HTTP response.
+ */
 export const jobStatus = async (ctx: ServiceContext, id: string) => {
   const queues = ctx.services.queue;
   if (!queues)
     throw serviceError("QUEUE_UNAVAILABLE", "This service has no job queue (no Redis): requests run directly, without job ids");
   queues.require();
   const m = JOB_ID.exec(id);
-  const job = m ? await queues.getJob(calcQueue(m[1] as string), id) : undefined;
-  if (!job) throw serviceError("JOB_NOT_FOUND", `No job ${JSON.stringify(id)} (finished jobs are kept for a day)`, { id });
+  // calculator jobs `j-<calculator>-<hex>`, analysis jobs `a-<service>-<hex>` (jobs/analysis-jobs.ts)
+  const queue = m ? calcQueue(m[1] as string) : analysisQueueOf(id);
+  const job = queue ? await queues.getJob(queue, id) : undefined;
+  if (!job)
+    throw serviceError(
+      "JOB_NOT_FOUND",
+      `No job ${JSON.stringify(id)} (finished calculator jobs are kept for a day, analysis jobs for an hour)`,
+      { id },
+    );
   const state = await job.getState();
   const iso = (ms: number | undefined) => (ms ? new Date(ms).toISOString() : null);
   const failure = state === "failed" ? parseFailureDetail(job.failedReason) : undefined;

@@ -48,7 +48,24 @@ interface Pending {
   resolve: (v: unknown) => void;
   reject: (e: Error) => void;
   onEvent: ((event: string, data: unknown) => void) | undefined;
+  /** Resolve with the result's JSON text (a `JsonText`) instead of the parsed value. */
+  text: boolean;
 }
+
+/**
+ * A result as the worker wrote it: JSON text, handed to an HTTP reply as is. Parsing a large
+ * answer (2 MB of bands) and serialising it again cost more than the trip through the pipe.
+ */
+export class JsonText {
+  constructor(readonly text: string) {}
+  /** The value, for callers that need it (MCP, workflows); parsed once. */
+  value<T>(): T {
+    return JSON.parse(this.text) as T;
+  }
+}
+
+/** `{"id":"` — every reply to a request this class sent starts so (its ids are strings). */
+const ID_PREFIX = '{"id":"';
 
 export class WorkerProcess {
   readonly child: ChildProcess;
@@ -106,6 +123,19 @@ export class WorkerProcess {
   }
 
   #onLine(line: string): void {
+    // A successful reply to a request that asked for text: the worker writes compact JSON with the
+    // keys in the order id, ok, result (worker/PROTOCOL.md), so the result is the text between
+    // that prefix and the closing brace. Anything else (errors, events) is parsed as usual.
+    if (line.startsWith(ID_PREFIX)) {
+      const id = line.slice(ID_PREFIX.length, line.indexOf('"', ID_PREFIX.length));
+      const p = this.#pending.get(id);
+      const head = `${ID_PREFIX}${id}","ok":true,"result":`;
+      if (p?.text && line.startsWith(head) && line.endsWith("}")) {
+        this.#pending.delete(id);
+        p.resolve(new JsonText(line.slice(head.length, -1)));
+        return;
+      }
+    }
     let msg: { id?: unknown; ok?: boolean; result?: unknown; error?: Record<string, unknown>; event?: string; data?: unknown };
     try {
       msg = JSON.parse(line);
@@ -123,16 +153,20 @@ export class WorkerProcess {
     else p.reject(workerError((msg.error ?? {}) as never));
   }
 
-  /** Send a request; `onEvent` receives progress events (optimization steps). */
+  /**
+   * Send a request; `onEvent` receives progress events (optimization steps). With `text`, a
+   * successful result arrives as a `JsonText` (the caller's `T` says so), not parsed.
+   */
   request<T = unknown>(
     method: string,
     params: unknown = {},
     onEvent?: (event: string, data: unknown) => void,
+    text = false,
   ): { id: string; result: Promise<T> } {
     const id = `r${++this.#next}`;
     const result = new Promise<T>((resolvePromise, reject) => {
       if (this.#dead) return reject(this.#dead);
-      this.#pending.set(id, { resolve: resolvePromise as (v: unknown) => void, reject, onEvent });
+      this.#pending.set(id, { resolve: resolvePromise as (v: unknown) => void, reject, onEvent, text });
       this.child.stdin?.write(`${JSON.stringify({ id, method, params })}\n`);
     });
     return { id, result };

@@ -10,7 +10,7 @@
  *   first    — a request through the service (curl -F multipart upload, warm worker) on bytes it has not
  *              seen (each round uses a byte-different copy, so nothing is cached)
  *   repeat   — the same files again with another energy window (parsed objects cached by sha256)
- * and prints medians, first/pymatgen (target ≤ 1.3) and first/repeat (target ≥ 10). BENCH_RUNS
+ * and prints each round, then medians, first/pymatgen (target ≤ 1.3) and first/repeat (target ≥ 10). BENCH_RUNS
  * rounds per file (default 5); the rounds interleave pymatgen and the service.
  */
 import { execFile, execFileSync } from "node:child_process";
@@ -116,6 +116,11 @@ for (const c of cases) {
     pymatgen.push((await reference.call<{ seconds: number }>({ vasprun: f, kpoints: c.kpoints })).seconds);
     first.push(await request(f, c.kpoints, 10));
     repeat.push(await request(f, c.kpoints, 4));
+    // each round too: one slow round in every run was how a full garbage collection in the worker showed
+    const [p, fs, r] = [pymatgen, first, repeat].map((xs) => xs[xs.length - 1] as number) as [number, number, number];
+    console.log(
+      `  round ${first.length}: pymatgen ${p.toFixed(3)} s, first ${fs.toFixed(3)} s (${(fs / p).toFixed(2)}), repeat ${r.toFixed(3)} s`,
+    );
   }
   const [p, fm, rm] = [median(pymatgen), median(first), median(repeat)];
   console.log(

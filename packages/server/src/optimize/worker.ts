@@ -58,10 +58,6 @@ interface Pending {
  */
 export class JsonText {
   constructor(readonly text: string) {}
-  /** The value, for callers that need it (MCP, workflows); parsed once. */
-  value<T>(): T {
-    return JSON.parse(this.text) as T;
-  }
 }
 
 /** `{"id":"` — every reply to a request this class sent starts so (its ids are strings). */

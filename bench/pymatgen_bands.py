@@ -1,25 +1,29 @@
-"""pymatgen in-process doing what one /api/bands request does: parse the vasprun (with projected
-eigenvalues), build the band structure along the KPOINTS path with the smart E_F, the band gap
-and band edges, one element/orbital projection summed, everything turned into lists.
-stdin: [{"key", "vasprun", "kpoints", "repeat"}]; stdout: {key: median seconds}. The import of
-pymatgen is not timed (the service's worker imports it once at start)."""
+"""pymatgen in-process doing what one /api/bands request does (bench/analysis.ts): parse the
+vasprun (`BSVasprun(path, parse_projected_eigen=True, parse_potcar_file=False)`: eigenvalues and
+projected eigenvalues, no DOS, no POTCAR lookup — the worker's options for a request with
+`projections`), build the band structure along the line-mode KPOINTS path with the smart E_F
+(`get_band_structure(kpoints, efermi="smart", line_mode=True)`), the band gap, metal test and band
+edges, every band minus E_F and one element/orbital projection (Si p) summed, the path distances
+and the final structure's dictionary, everything turned into lists.
+
+One JSON line in, one out, for as long as stdin is open (a long-lived process, as the service's
+worker is): {"vasprun": path, "kpoints": path} -> {"seconds": s}. The import is not timed."""
+
 import json
-import statistics
 import sys
 import time
 import warnings
 
-from pymatgen.electronic_structure.core import Spin
-from pymatgen.io.vasp.outputs import BSVasprun
-
 warnings.simplefilter("ignore")
+
+from pymatgen.io.vasp.outputs import BSVasprun  # noqa: E402
 
 
 def run(vasprun: str, kpoints: str) -> dict:
     vr = BSVasprun(vasprun, parse_projected_eigen=True, parse_potcar_file=False)
     bs = vr.get_band_structure(kpoints, efermi="smart", line_mode=True)
-    out = {"gap": bs.get_band_gap(), "vbm": bs.get_vbm()["energy"], "cbm": bs.get_cbm()["energy"],
-           "distances": list(bs.distance), "bands": {}, "projection": {}}
+    out = {"gap": bs.get_band_gap(), "metal": bs.is_metal(), "vbm": bs.get_vbm()["energy"],
+           "cbm": bs.get_cbm()["energy"], "distances": list(bs.distance), "bands": {}, "projection": {}}
     for spin in bs.bands:
         out["bands"][str(spin)] = (bs.bands[spin] - bs.efermi).tolist()
         out["projection"][str(spin)] = bs.projections[spin][:, :, 1:4, :].sum(axis=(2, 3)).tolist()
@@ -27,12 +31,9 @@ def run(vasprun: str, kpoints: str) -> dict:
     return out
 
 
-result = {}
-for case in json.load(sys.stdin):
-    times = []
-    for _ in range(case["repeat"]):
+for line in sys.stdin:
+    if line.strip():
+        case = json.loads(line)
         t = time.perf_counter()
         run(case["vasprun"], case["kpoints"])
-        times.append(time.perf_counter() - t)
-    result[case["key"]] = statistics.median(times)
-print(json.dumps(result))
+        print(json.dumps({"seconds": time.perf_counter() - t}), flush=True)

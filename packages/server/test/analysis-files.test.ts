@@ -155,6 +155,35 @@ describe("UploadStore", () => {
     }
   });
 
+  // [condition, size in bytes, files on disk once received (before hold)]
+  const received: Array<[string, number, number]> = [
+    ["a small upload stays in memory until held", 200 * 1024, 0],
+    ["a large upload streams to disk while received", 3 * 1024 * 1024 + 5, 1],
+  ];
+  it.each(received)(
+    "%s; held, it is one 0600 file under its sha256; the same content again writes nothing",
+    async (_c, size, onDisk) => {
+      const store = new UploadStore(mkdtempSync(join(tmpdir(), "atomstudio-test-")));
+      try {
+        const bytes = Buffer.alloc(size, 7);
+        const chunks = async function* () {
+          for (let i = 0; i < size; i += 64 * 1024) yield bytes.subarray(i, i + 64 * 1024);
+        };
+        const first = await store.receive(chunks());
+        expect(readdirSync(store.root).length).toBe(onDisk);
+        const held = await store.hold(first);
+        expect(readdirSync(store.root)).toEqual([held.sha256]);
+        expect(readFileSync(held.path).equals(bytes)).toBe(true);
+        expect(mode(held.path)).toBe(0o600);
+        const again = await store.hold(await store.receive(chunks()));
+        expect(again.path).toBe(held.path);
+        expect(readdirSync(store.root)).toEqual([held.sha256]);
+      } finally {
+        store.close();
+      }
+    },
+  );
+
   it("the same content twice is one file", async () => {
     const store = new UploadStore(mkdtempSync(join(tmpdir(), "atomstudio-test-")));
     try {

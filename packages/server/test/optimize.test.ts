@@ -2,6 +2,7 @@
  * Optimization through the real Python worker: listing, ASE conformance through the service,
  * frozen atoms, the WebSocket protocol, queueing, cancel, close, a killed worker, error rows.
  */
+import type { AtomStudioError } from "atomstudio-core";
 import { fccCluster, runPython } from "atomstudio-testkit";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -12,7 +13,7 @@ import { buildApp } from "../src/http/app.ts";
 import { calcQueue } from "../src/jobs/queue.ts";
 import { WorkerPool } from "../src/optimize/pool.ts";
 import { calculatorPool, workerEnvironment } from "../src/optimize/service.ts";
-import { WorkerProcess, workerPython } from "../src/optimize/worker.ts";
+import { JsonText, WorkerProcess, workerPython } from "../src/optimize/worker.ts";
 import { optimizeWsPlugin } from "../src/optimize/ws.ts";
 import { workflowPlugin } from "../src/workflow/plugin.ts";
 import { testConfig } from "./helpers.ts";
@@ -325,6 +326,29 @@ describe("errors and faults", () => {
       expect((await second.result).energy).toBeTypeOf("number");
     } finally {
       await pool.close();
+    }
+  });
+
+  // [method, params, answer as text?]: a success asked as text is the worker's JSON of the result
+  // (what an HTTP route sends as is); an error is still an error, however it was asked
+  const textRows: Array<[string, Record<string, unknown>, boolean]> = [
+    ["energy", { structure: cuCluster(1), calculator: "emt", calculator_params: {} }, true],
+    ["energy", { structure: cuCluster(1), calculator: "no-such-calculator", calculator_params: {} }, false],
+  ];
+  it.each(textRows)("%s asked for its answer as text (row %#)", async (method, params, succeeds) => {
+    const worker = new WorkerProcess(workerPython(), workerEnvironment(testConfig()));
+    try {
+      const parsed = await worker.request(method, params).result.catch((e: Error) => e);
+      const text = await worker.request(method, params, undefined, true).result.catch((e: Error) => e);
+      if (!succeeds) {
+        expect(text).toBeInstanceOf(Error);
+        expect((text as AtomStudioError).code).toBe((parsed as AtomStudioError).code);
+        return;
+      }
+      expect(text).toBeInstanceOf(JsonText);
+      expect(JSON.parse((text as JsonText).text)).toEqual(parsed);
+    } finally {
+      await worker.shutdown();
     }
   });
 

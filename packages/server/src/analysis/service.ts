@@ -19,7 +19,7 @@ import { provide, type ServiceContext } from "../context.ts";
 import { type HeldFile, uploadStore } from "../http/uploads.ts";
 import { runAsAnalysisJob } from "../jobs/analysis-jobs.ts";
 import { WorkerPool } from "../optimize/pool.ts";
-import { WorkerProcess, workerPython } from "../optimize/worker.ts";
+import { type JsonText, WorkerProcess, workerPython } from "../optimize/worker.ts";
 
 const WORKER_SRC = resolve(dirname(fileURLToPath(import.meta.url)), "../../../../worker/src");
 export const INSTALL_HINT = 'scripts/setup-python (or .venv/bin/pip install -e "worker[analysis]")';
@@ -130,11 +130,27 @@ const mapped = (e: unknown): never => {
  * Run one analysis method on the worker: `files` by name (absent ones skipped), `params` the rest.
  * Queued behind other analyses, cancelled when the client goes away, 504 past the deadline.
  */
-export const runAnalysis = async <T>(
+export const runAnalysis = <T>(
   ctx: ServiceContext,
   method: string,
   files: Record<string, AnalysisFile | undefined>,
   params: Record<string, unknown>,
+): Promise<T> => runWithFiles<T>(ctx, method, files, params, false);
+
+/** `runAnalysis` whose answer is the worker's JSON text, for an HTTP reply (`Operation.httpJson`). */
+export const runAnalysisJson = (
+  ctx: ServiceContext,
+  method: string,
+  files: Record<string, AnalysisFile | undefined>,
+  params: Record<string, unknown>,
+): Promise<JsonText> => runWithFiles<JsonText>(ctx, method, files, params, true);
+
+const runWithFiles = async <T>(
+  ctx: ServiceContext,
+  method: string,
+  files: Record<string, AnalysisFile | undefined>,
+  params: Record<string, unknown>,
+  text: boolean,
 ): Promise<T> => {
   const store = uploadStore(ctx);
   const held: Record<string, HeldFile & { filename?: string }> = {};
@@ -154,7 +170,7 @@ export const runAnalysis = async <T>(
       held[name] = { ...(await store.hold(received)), ...(filename ? { filename } : {}) };
     }
     // a BullMQ job when the service has a job queue (jobs/analysis-jobs.ts), else the pool directly
-    return await runAsAnalysisJob(ctx, method, held, () => runOnWorker<T>(ctx, method, held, params).catch(mapped));
+    return await runAsAnalysisJob(ctx, method, held, () => runOnWorker<T>(ctx, method, held, params, text).catch(mapped));
   } catch (e) {
     throw asServiceError(e);
   } finally {
@@ -168,6 +184,7 @@ const runOnWorker = <T>(
   method: string,
   held: Record<string, HeldFile & { filename?: string }>,
   params: Record<string, unknown>,
+  text: boolean,
 ): Promise<T> => {
   const pool = analysisPool(ctx);
   const body = {
@@ -180,7 +197,7 @@ const runOnWorker = <T>(
       ]),
     ),
   };
-  const handle = pool.run<T>(method, body);
+  const handle = pool.run<T>(method, body, { text });
   const signal = ctx.request?.signal;
   const onAbort = () => handle.cancel();
   signal?.addEventListener("abort", onAbort, { once: true });

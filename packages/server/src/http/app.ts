@@ -83,7 +83,7 @@ export const buildApp = async (opts: AppOptions): Promise<{ app: FastifyInstance
           if (!reply.raw.writableFinished) abort.abort();
         });
         if (op.successStatus) reply.code(op.successStatus);
-        return op.handler(input, {
+        const opCtx: ServiceContext = {
           ...ctx,
           request: {
             headers: req.headers,
@@ -92,7 +92,10 @@ export const buildApp = async (opts: AppOptions): Promise<{ app: FastifyInstance
             uploads: uploadedFiles(req),
             setHeader: (name, value) => void reply.header(name, value),
           },
-        });
+        };
+        if (!op.httpJson) return op.handler(input, opCtx);
+        const answer = await op.httpJson(input, opCtx);
+        return reply.type("application/json; charset=utf-8").send(answer.text);
       },
     });
   }

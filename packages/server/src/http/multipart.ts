@@ -4,7 +4,8 @@
  * - a file in a field named `file` or `content` becomes `content` (UTF-8 text) and `filename`:
  *   the single-file text upload of `/api/structure/parse`;
  * - a file in any other field streams straight to a private file (uploads.ts: 0600 in the
- *   service's 0700 folder, hashed while written, byte for byte so gzip and bzip2 survive): the
+ *   service's 0700 folder, hashed while written, byte for byte so gzip and bzip2 survive; one
+ *   within the first MiB stays in memory until an operation holds it): the
  *   request's `uploadedFiles` map holds it under the field's name, and the body gets the
  *   placeholder `{content: "", encoding: "latin1", filename}` so the field validates. Operations
  *   that read uploads (the analysis routes) take the file from the map; the file is deleted when

@@ -1,16 +1,20 @@
 /**
  * Uploaded files on disk, private to this service: one folder per service (mode 0700, made by
  * mkdtemp under TMPDIR), each file created 0600 with O_EXCL | O_NOFOLLOW under a random name (so
- * nothing planted in the folder is followed or reused), hashed while it is written.
+ * nothing planted in the folder is followed or reused), hashed while it is received.
  *
- * A multipart upload streams straight into such a file (no buffering, no base64); a JSON file is
- * written once from its decoded bytes. Before a worker reads a file it is `hold`-en: moved under
- * its sha256 (the cache a repeated request reuses, the 16 latest kept) and pinned until the
- * request ends. Workers get only paths inside this folder, made here; callers never name a path.
+ * A multipart upload streams straight into such a file (no buffering, no base64); one that ends
+ * within the first MiB is kept in memory instead and reaches the disk only when it is held and its
+ * content is not there yet (a repeated request writes nothing; a few small synchronous calls cost
+ * less than the thread-pool round trips of open, write, close and rename, each of which waits for
+ * a core on a loaded machine). A JSON file is likewise held from its decoded bytes. Before a
+ * worker reads a file it is `hold`-en: moved (or written) under its sha256 (the cache a repeated
+ * request reuses, the 16 latest kept) and pinned until the request ends. Workers get only paths
+ * inside this folder, made here; callers never name a path.
  */
 import { createHash, randomUUID } from "node:crypto";
-import { chmodSync, constants, mkdtempSync, rmSync } from "node:fs";
-import { open, rename, unlink } from "node:fs/promises";
+import { chmodSync, closeSync, constants, mkdtempSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import { open, unlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { provide, type ServiceContext } from "../context.ts";
@@ -21,9 +25,10 @@ declare module "../context.ts" {
   }
 }
 
-/** A file written by the store: where, its sha256, its size in bytes. */
+/** A file received by the store: on disk under a random name (`path`) or, when small, still in memory (`bytes`). */
 export interface ReceivedFile {
-  path: string;
+  path?: string;
+  bytes?: Buffer;
   sha256: string;
   size: number;
   filename?: string;
@@ -37,7 +42,7 @@ export interface HeldFile {
 }
 
 const CREATE_PRIVATE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
-/** Bytes gathered before one write: a multipart stream comes in 64 KiB pieces. */
+/** Bytes gathered before one write: a multipart stream comes in 64 KiB pieces. A file within this stays in memory until held. */
 const WRITE_BATCH = 1 << 20;
 /** Above this, a JSON file is hashed by WebCrypto on the thread pool, not on the event loop. */
 const SYNC_HASH_BYTES = 4 * 1024 * 1024;
@@ -59,14 +64,17 @@ export class UploadStore {
     return join(this.root, `upload-${randomUUID()}`);
   }
 
-  /** Write a stream to a new private file while hashing it; `onChunk` may throw to stop (a size cap). */
+  /**
+   * Receive a stream while hashing it: into a new private file, or kept in memory when it ends
+   * within WRITE_BATCH bytes; `onChunk` may throw to stop (a size cap).
+   */
   async receive(chunks: AsyncIterable<Buffer>, onChunk?: (bytes: number) => void): Promise<ReceivedFile> {
-    const path = this.#newPath();
-    const handle = await open(path, CREATE_PRIVATE, 0o600);
     const hash = createHash("sha256");
     let size = 0;
     let batch: Buffer[] = [];
     let batched = 0;
+    let path: string | undefined;
+    let handle: Awaited<ReturnType<typeof open>> | undefined;
     try {
       for await (const chunk of chunks) {
         onChunk?.(chunk.length);
@@ -75,35 +83,54 @@ export class UploadStore {
         batch.push(chunk);
         batched += chunk.length;
         if (batched >= WRITE_BATCH) {
+          if (!handle) {
+            path = this.#newPath();
+            handle = await open(path, CREATE_PRIVATE, 0o600);
+          }
           await handle.writev(batch);
           batch = [];
           batched = 0;
         }
       }
+      if (!handle) return { bytes: Buffer.concat(batch, batched), sha256: hash.digest("hex"), size };
       if (batch.length) await handle.writev(batch);
     } catch (e) {
-      await handle.close();
-      await unlink(path).catch(() => {});
+      await handle?.close();
+      if (path) await unlink(path).catch(() => {});
       throw e;
     }
     await handle.close();
     return { path, sha256: hash.digest("hex"), size };
   }
 
-  /** Write bytes already in memory (a JSON body's file) to a new private file. */
+  /** A file whose bytes are in memory already (a JSON body's file): hashed now, written when held. */
   async write(bytes: Buffer): Promise<ReceivedFile> {
     const sha256 =
       bytes.length > SYNC_HASH_BYTES
         ? Buffer.from(await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>)).toString("hex")
         : createHash("sha256").update(bytes).digest("hex");
+    return { bytes, sha256, size: bytes.length };
+  }
+
+  /** Bytes to a new private file under a random name (synchronous calls for a small file, see the module's comment). */
+  async #writeNew(bytes: Buffer): Promise<string> {
     const path = this.#newPath();
+    if (bytes.length <= WRITE_BATCH) {
+      const fd = openSync(path, CREATE_PRIVATE, 0o600);
+      try {
+        for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done);
+      } finally {
+        closeSync(fd);
+      }
+      return path;
+    }
     const handle = await open(path, CREATE_PRIVATE, 0o600);
     try {
       await handle.writeFile(bytes);
     } finally {
       await handle.close();
     }
-    return { path, sha256, size: bytes.length };
+    return path;
   }
 
   /**
@@ -115,10 +142,10 @@ export class UploadStore {
     let path = this.#cached.get(sha256);
     if (path) {
       this.#cached.delete(sha256);
-      await unlink(file.path).catch(() => {});
+      if (file.path) await unlink(file.path).catch(() => {});
     } else {
       path = join(this.root, sha256);
-      await rename(file.path, path);
+      renameSync(file.path ?? (await this.#writeNew(file.bytes ?? Buffer.alloc(0))), path);
     }
     this.#cached.set(sha256, path);
     this.#pins.set(sha256, (this.#pins.get(sha256) ?? 0) + 1);
@@ -135,9 +162,9 @@ export class UploadStore {
     return { path, sha256, release };
   }
 
-  /** Delete a received file that was not held (the request ended or failed first). */
+  /** Delete a received file that was not held (the request ended or failed first); one in memory has nothing on disk. */
   async discard(file: ReceivedFile): Promise<void> {
-    await unlink(file.path).catch(() => {});
+    if (file.path) await unlink(file.path).catch(() => {});
   }
 
   #evict(): void {
@@ -145,7 +172,8 @@ export class UploadStore {
       if (this.#cached.size <= this.keep) break;
       if (this.#pins.has(sha)) continue;
       this.#cached.delete(sha);
-      unlink(path).catch(() => {});
+      // at once, so a later hold of the same content cannot be deleted by this one's late unlink
+      rmSync(path, { force: true });
     }
   }
 

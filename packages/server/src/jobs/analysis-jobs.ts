@@ -22,6 +22,7 @@ import { randomBytes } from "node:crypto";
 import type { Job, Worker } from "bullmq";
 import type { ServiceContext } from "../context.ts";
 import { serviceError } from "../errors/codes.ts";
+import { JsonText } from "../optimize/worker.ts";
 import { jobFailure } from "../workflow/engine.ts";
 import type { JobQueues } from "./queue.ts";
 
@@ -110,7 +111,9 @@ export class AnalysisJobs {
       const value = await run();
       w.ran({ ok: true, value });
       // a small summary: the answer itself went to the request in-process
-      return { method: job.data.method, fields: value && typeof value === "object" ? Object.keys(value) : [] };
+      const fields =
+        value instanceof JsonText ? value.topLevelKeys() : value && typeof value === "object" ? Object.keys(value) : [];
+      return { method: job.data.method, fields };
     } catch (error) {
       w.ran({ ok: false, error });
       throw jobFailure(error);

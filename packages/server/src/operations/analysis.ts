@@ -4,7 +4,7 @@
  * `{content, filename?, encoding}` or as multipart uploads; numbers may come as form strings.
  */
 import { z } from "zod";
-import { AnalysisFile, INSTALL_HINT, runAnalysis } from "../analysis/service.ts";
+import { AnalysisFile, INSTALL_HINT, runAnalysis, runAnalysisJson } from "../analysis/service.ts";
 import { defineOperation, type ErrorRow } from "../registry/operation.ts";
 import { StructureJSON } from "../registry/schemas.ts";
 
@@ -120,6 +120,7 @@ export const bandsOp = defineOperation({
     { status: 400, code: "STRUCTURE_MISMATCH", when: "the KPOINTS belongs to another run (other points or path)" },
   ],
   handler: ({ vasprun, kpoints, ...params }, ctx) => runAnalysis(ctx, "bands", { vasprun, kpoints }, params),
+  httpJson: ({ vasprun, kpoints, ...params }, ctx) => runAnalysisJson(ctx, "bands", { vasprun, kpoints }, params),
   mcp: "svc_bands",
   assistant: { name: "band_structure", replacesStructure: false },
 });
@@ -171,6 +172,7 @@ export const dosOp = defineOperation({
     { status: 400, code: "NO_PROJECTIONS", when: "projected mode or band_center on a file without a projected DOS (LORBIT)" },
   ],
   handler: ({ vasprun, ...params }, ctx) => runAnalysis(ctx, "dos", { vasprun }, params),
+  httpJson: ({ vasprun, ...params }, ctx) => runAnalysisJson(ctx, "dos", { vasprun }, params),
   mcp: "svc_dos",
   assistant: { name: "density_of_states", replacesStructure: false },
 });
@@ -229,6 +231,8 @@ export const cohpOp = defineOperation({
   ],
   handler: ({ cohpcar, icohplist, structure, charge, ...params }, ctx) =>
     runAnalysis(ctx, "cohp", { cohpcar, icohplist, structure, charge }, params),
+  httpJson: ({ cohpcar, icohplist, structure, charge, ...params }, ctx) =>
+    runAnalysisJson(ctx, "cohp", { cohpcar, icohplist, structure, charge }, params),
   mcp: "svc_cohp",
   assistant: { name: "bonding_analysis", replacesStructure: false },
 });

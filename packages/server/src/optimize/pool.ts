@@ -50,6 +50,8 @@ export interface RunOptions {
   onEvent?: (event: string, data: unknown) => void;
   /** Called with the 1-based queue position while the job waits for a worker. */
   onQueued?: (position: number) => void;
+  /** The result as the worker's JSON text (a `JsonText`, worker.ts), not parsed: for an HTTP reply. */
+  text?: boolean;
 }
 
 interface Job {
@@ -132,7 +134,7 @@ export class WorkerPool {
         onQueued: opts.onQueued,
         reject,
         start: (w) => {
-          const { id, result: r } = w.request<T>(method, params, opts.onEvent);
+          const { id, result: r } = w.request<T>(method, params, opts.onEvent, opts.text);
           let expired = false;
           let stopped = false;
           let done = false;

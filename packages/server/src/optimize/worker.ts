@@ -48,7 +48,46 @@ interface Pending {
   resolve: (v: unknown) => void;
   reject: (e: Error) => void;
   onEvent: ((event: string, data: unknown) => void) | undefined;
+  /** Resolve with the result's JSON text (a `JsonText`) instead of the parsed value. */
+  text: boolean;
 }
+
+/**
+ * A result as the worker wrote it: JSON text, handed to an HTTP reply as is. Parsing a large
+ * answer (2 MB of bands) and serialising it again cost more than the trip through the pipe.
+ */
+export class JsonText {
+  constructor(readonly text: string) {}
+
+  /** The names of the object's top-level fields, by one scan of the text (no parse). */
+  topLevelKeys(): string[] {
+    const t = this.text;
+    const keys: string[] = [];
+    let depth = 0;
+    for (let i = 0; i < t.length; i++) {
+      const c = t.charCodeAt(i);
+      if (c === 34 /* " */) {
+        const start = i + 1;
+        for (i = start; i < t.length; i++) {
+          const d = t.charCodeAt(i);
+          if (d === 92 /* \ */) i++;
+          else if (d === 34) break;
+        }
+        // a string at depth 1 followed by ':' is a key
+        if (depth === 1) {
+          let j = i + 1;
+          while (j < t.length && (t.charCodeAt(j) === 32 || t.charCodeAt(j) === 10)) j++;
+          if (t.charCodeAt(j) === 58 /* : */) keys.push(JSON.parse(t.slice(start - 1, i + 1)) as string);
+        }
+      } else if (c === 123 || c === 91) depth++;
+      else if (c === 125 || c === 93) depth--;
+    }
+    return keys;
+  }
+}
+
+/** `{"id":"` — every reply to a request this class sent starts so (its ids are strings). */
+const ID_PREFIX = '{"id":"';
 
 export class WorkerProcess {
   readonly child: ChildProcess;
@@ -106,6 +145,19 @@ export class WorkerProcess {
   }
 
   #onLine(line: string): void {
+    // A successful reply to a request that asked for text: the worker writes compact JSON with the
+    // keys in the order id, ok, result (worker/PROTOCOL.md), so the result is the text between
+    // that prefix and the closing brace. Anything else (errors, events) is parsed as usual.
+    if (line.startsWith(ID_PREFIX)) {
+      const id = line.slice(ID_PREFIX.length, line.indexOf('"', ID_PREFIX.length));
+      const p = this.#pending.get(id);
+      const head = `${ID_PREFIX}${id}","ok":true,"result":`;
+      if (p?.text && line.startsWith(head) && line.endsWith("}")) {
+        this.#pending.delete(id);
+        p.resolve(new JsonText(line.slice(head.length, -1)));
+        return;
+      }
+    }
     let msg: { id?: unknown; ok?: boolean; result?: unknown; error?: Record<string, unknown>; event?: string; data?: unknown };
     try {
       msg = JSON.parse(line);
@@ -123,16 +175,20 @@ export class WorkerProcess {
     else p.reject(workerError((msg.error ?? {}) as never));
   }
 
-  /** Send a request; `onEvent` receives progress events (optimization steps). */
+  /**
+   * Send a request; `onEvent` receives progress events (optimization steps). With `text`, a
+   * successful result arrives as a `JsonText` (the caller's `T` says so), not parsed.
+   */
   request<T = unknown>(
     method: string,
     params: unknown = {},
     onEvent?: (event: string, data: unknown) => void,
+    text = false,
   ): { id: string; result: Promise<T> } {
     const id = `r${++this.#next}`;
     const result = new Promise<T>((resolvePromise, reject) => {
       if (this.#dead) return reject(this.#dead);
-      this.#pending.set(id, { resolve: resolvePromise as (v: unknown) => void, reject, onEvent });
+      this.#pending.set(id, { resolve: resolvePromise as (v: unknown) => void, reject, onEvent, text });
       this.child.stdin?.write(`${JSON.stringify({ id, method, params })}\n`);
     });
     return { id, result };

@@ -5,6 +5,7 @@
  */
 import type { z } from "zod";
 import type { ServiceContext } from "../context.ts";
+import type { JsonText } from "../optimize/worker.ts";
 
 export type HttpMethod = "GET" | "POST";
 
@@ -43,6 +44,12 @@ export interface Operation<I extends z.ZodType = z.ZodType, O extends z.ZodType 
   input: I;
   output: O;
   handler: (input: z.output<I>, ctx: ServiceContext) => Promise<z.input<O>> | z.input<O>;
+  /**
+   * HTTP only, optional: the same answer as `handler`, as JSON text the route sends as is (a large
+   * answer of a Python worker is not parsed and serialised again on its way). MCP and workflows
+   * call `handler`; a test checks both answers agree.
+   */
+  httpJson?: (input: z.output<I>, ctx: ServiceContext) => Promise<JsonText>;
   errors?: ErrorRow[];
   /** MCP tool name (`svc_…`); absent: not an MCP tool. */
   mcp?: string;

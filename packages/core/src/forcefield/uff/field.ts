@@ -95,7 +95,7 @@ export class UffField {
   // inversions: i, j(centre), k, l | K, C0, C1, C2
   private readonly iI: Int32Array;
   private readonly iP: Float64Array;
-  // vdW: i, j | xij, Dij, thresh
+  // vdW: i, j | xij², Dij, (threshold·xij)²
   private readonly vI: Int32Array;
   private readonly vP: Float64Array;
   // electrostatics: i, j | qiqj*k/eps
@@ -347,7 +347,7 @@ export class UffField {
         const dz = (positions[3 * i + 2] as number) - (positions[3 * j + 2] as number);
         if (Math.sqrt(dx * dx + dy * dy + dz * dz) < thresh * xij) {
           vI.push(i, j);
-          vP.push(xij, Math.sqrt(pi.D1 * pj.D1), thresh * xij);
+          vP.push(xij * xij, Math.sqrt(pi.D1 * pj.D1), (thresh * xij) ** 2);
         }
         if (q) {
           const qq = (q[i] ?? 0) * (q[j] ?? 0);
@@ -386,8 +386,16 @@ export class UffField {
   /** Total energy (kcal/mol); with `grad`, also adds the gradient (kcal/mol/Å) into it. */
   energy(x: ArrayLike<number>, grad?: Float64Array): number {
     if (grad) grad.fill(0);
-    const e = this.termEnergies(x, grad);
-    return e.bond + e.angle + e.torsion + e.inversion + e.vdw + e.electrostatic;
+    // Term by term rather than through termEnergies: no object per call (the minimiser calls this
+    // about twice per step).
+    return (
+      this.bondTerms(x, grad) +
+      this.angleTerms(x, grad) +
+      this.torsionTerms(x, grad) +
+      this.inversionTerms(x, grad) +
+      this.vdwTerms(x, grad) +
+      this.electrostaticTerms(x, grad)
+    );
   }
 
   /** Energy per kind of term (kcal/mol); with `grad`, accumulates the gradient (not zeroed here). */
@@ -665,6 +673,10 @@ export class UffField {
     return e;
   }
 
+  /**
+   * Lennard-Jones 12-6, D((x/r)¹² − 2(x/r)⁶), written in r² so that a pair costs one division and
+   * no square root (these pairs are most of the field's terms).
+   */
   private vdwTerms(x: ArrayLike<number>, g?: Float64Array): number {
     let e = 0;
     const I = this.vI;
@@ -675,16 +687,16 @@ export class UffField {
       const dx = (x[i] as number) - (x[j] as number);
       const dy = (x[i + 1] as number) - (x[j + 1] as number);
       const dz = (x[i + 2] as number) - (x[j + 2] as number);
-      const r = Math.sqrt(dx * dx + dy * dy + dz * dz);
-      const xij = P[3 * t] as number;
+      const r2 = dx * dx + dy * dy + dz * dz;
+      if (r2 > (P[3 * t + 2] as number) || r2 <= 0) continue;
       const D = P[3 * t + 1] as number;
-      if (r > (P[3 * t + 2] as number) || r <= 0) continue;
-      const q = xij / r;
-      const q2 = q * q;
+      const inverseR2 = 1 / r2;
+      const q2 = (P[3 * t] as number) * inverseR2;
       const q6 = q2 * q2 * q2;
-      e += D * (q6 * q6 - 2 * q6);
+      e += D * q6 * (q6 - 2);
       if (g) {
-        const f = (((12 * D) / xij) * (q6 * q - q6 * q6 * q)) / r;
+        // dE/dr / r = 12 D (q⁶ − q¹²) / r².
+        const f = 12 * D * q6 * (1 - q6) * inverseR2;
         accumulate(g, i, f * dx, f * dy, f * dz);
         accumulate(g, j, -f * dx, -f * dy, -f * dz);
       }

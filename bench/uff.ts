@@ -16,7 +16,9 @@
  * - round trip: from the Relax click to the result redrawn in the viewer. It adds the final redraw,
  *   which with software WebGL (no GPU here) takes 0.3–1.3 s on a loaded machine and says nothing
  *   about UFF.
- * Both are printed with their ratio to RDKit, and so is the Worker's own computing time.
+ * Both are printed with their ratio to RDKit, and so are the Worker's own computing time and the
+ * same Worker script run bare from the page (no panel, nothing redrawn while it runs), which shows
+ * what the page's redraws of intermediate steps take from the Worker on a machine short of cores.
  */
 import { runPython } from "atomstudio-testkit";
 import { KCAL_PER_MOL_IN_EV } from "../packages/core/src/forcefield/uff/index.ts";
@@ -124,6 +126,37 @@ for (let r = 0; r < repeat; r++) {
     ),
   );
 }
+// The same minimisation in a bare Web Worker (the studio's own UFF Worker script), with nothing on
+// the page: what the Worker costs when no redraw competes with it for the cores.
+const workerScript = await page.evaluate(
+  () => performance.getEntriesByType("resource").find((r) => /uff-worker[^/]*\.js$/.test(r.name))?.name as string,
+);
+const bare: number[] = [];
+for (let r = 0; r < repeat; r++) {
+  await page.setInputFiles("#file-input", { name: "peptide.xyz", mimeType: "text/plain", buffer: Buffer.from(rdkit.xyz) });
+  await page.waitForFunction((n) => window.atomstudio?.getStructure()?.sites?.length === n, rdkit.n);
+  bare.push(
+    await page.evaluate(
+      ({ script, fmax }) =>
+        new Promise<number>((resolve, reject) => {
+          const structure = window.atomstudio?.getStructure();
+          const t = performance.now();
+          const worker = new Worker(script, { type: "module" });
+          worker.onmessage = (ev: MessageEvent<{ type: string; messages?: { type: string }[] }>) => {
+            const messages = ev.data.type === "batch" ? (ev.data.messages ?? []) : [ev.data];
+            for (const m of messages) {
+              if (m.type === "result") {
+                worker.terminate();
+                resolve((performance.now() - t) / 1000);
+              } else if (m.type === "error") reject(new Error(JSON.stringify(m)));
+            }
+          };
+          worker.postMessage({ structure, fmax, max_steps: 100000, frozen_atoms: [] });
+        }),
+      { script: workerScript, fmax },
+    ),
+  );
+}
 await browser.close();
 await svc.close();
 const rdkitAfter = await runRdkit();
@@ -146,4 +179,5 @@ console.log(
   `  studio minimised (Worker start to result message)   ${ms(minimised)}   ${ratio(minimised)}   ${last.result} in ${last.steps - 1} steps, E = ${(last.energy / KCAL_PER_MOL_IN_EV).toFixed(4)} kcal/mol`,
 );
 console.log(`    of which the Worker computing                     ${ms(computing)}   ${ratio(computing)}`);
+console.log(`  the same Worker alone (no panel, no redraws)        ${ms(median(bare))}   ${ratio(median(bare))}`);
 console.log(`  studio round trip (Relax click to result redrawn)   ${ms(roundTrip)}   ${ratio(roundTrip)}`);

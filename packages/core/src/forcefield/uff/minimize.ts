@@ -360,7 +360,11 @@ const largestAtomNorm = (g: Float64Array, freeAtoms: Int32Array) => {
   let m = 0;
   for (let k = 0; k < freeAtoms.length; k++) {
     const i = 3 * (freeAtoms[k] as number);
-    const v = Math.hypot(g[i] as number, g[i + 1] as number, g[i + 2] as number);
+    const gx = g[i] as number;
+    const gy = g[i + 1] as number;
+    const gz = g[i + 2] as number;
+    // Not Math.hypot: V8 calls it with boxed arguments, an allocation per atom and step.
+    const v = Math.sqrt(gx * gx + gy * gy + gz * gz);
     if (v > m) m = v;
   }
   return m;
@@ -381,7 +385,7 @@ export function* minimize(f: EnergyAndGradient, start: ArrayLike<number>, option
   let e = f(x, g);
   let gmax = largestAtomNorm(g, freeAtoms);
   let converged = gmax < options.gmax;
-  yield { step: 0, energy: e, gmax, x: Float64Array.from(x), converged };
+  yield { step: 0, energy: e, gmax, x: x.slice(), converged };
   if (converged || n === 0) return;
 
   const dense = options.method ? options.method === "bfgs" : freeAtoms.length <= DENSE_MAX_FREE_ATOMS;
@@ -481,7 +485,7 @@ export function* minimize(f: EnergyAndGradient, start: ArrayLike<number>, option
     }
     if (!accepted) {
       // No lower energy along the line above rounding: the minimum as far as this search can tell.
-      yield { step, energy: e, gmax, x: Float64Array.from(x), converged };
+      yield { step, energy: e, gmax, x: x.slice(), converged };
       return;
     }
 
@@ -508,7 +512,7 @@ export function* minimize(f: EnergyAndGradient, start: ArrayLike<number>, option
     // A step below rounding of the coordinates ends the run (RDKit calls it converged), unless it
     // still lowered the gradient towards a requested gmax that RDKit's test does not stand in for.
     const stalled = stepSize < STEP_TOLERANCE && (options.forceTol !== undefined || !(gmax < gmaxBefore));
-    yield { step, energy: e, gmax, x: Float64Array.from(x), converged };
+    yield { step, energy: e, gmax, x: x.slice(), converged };
     if (converged || stalled) return;
     hessian.next(s, y, gs, dir);
   }

@@ -224,8 +224,9 @@ export const mountOptimizePanel = (el: HTMLElement, studio: Studio): void => {
         el.dataset.steps = String(energies.length);
         say(`step ${s.step}: E = ${s.energy.toFixed(5)} eV, fmax = ${s.fmax.toExponential(2)} eV/Å`);
       } else if (m.type === "result" || m.type === "cancelled") {
-        // The minimisation's wall time as the page sees it: Web Worker start to the result message
-        // here, before the final redraw (bench/uff.ts reports it apart from the redraw).
+        // The minimisation's wall time as the page sees it: from the request (a fresh Web Worker's
+        // start, or the kept one's) to the result message here, before the final redraw
+        // (bench/uff.ts reports it apart from the redraw).
         if (m.type === "result" && workerStartedAt !== null)
           el.dataset.workerSeconds = String((performance.now() - workerStartedAt) / 1000);
         flush();

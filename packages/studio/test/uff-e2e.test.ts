@@ -2,7 +2,8 @@
  * UFF in the real studio (headless Chromium): a distorted benzene opened as an XYZ file is relaxed
  * by the browser's UFF Web Worker through the optimization panel, and the final energy equals
  * RDKit's UFF minimum for the same start (RDKit run directly). Frozen atoms, cancel, undo in one
- * step, and the refusal of a crystal are checked on the same page.
+ * step, the refusal of a crystal, and the Worker kept from one run for the next are checked on the
+ * same page.
  */
 import { runPython, testdataPath } from "atomstudio-testkit";
 import type { Browser, Page } from "playwright-core";
@@ -141,5 +142,26 @@ describe.skipIf(!hasChromium)("UFF in the studio (browser Web Worker)", () => {
     await waitForResult(page);
     expect(await panel(page, "result")).toBe("error");
     expect(await page.textContent("#opt-status")).toMatch(/PERIODIC_NOT_SUPPORTED: UFF here is for molecules/);
+  });
+
+  it("keeps the Worker of a finished run for the next (not one ended by an error), with the same minimum", async () => {
+    let started = 0;
+    const count = () => started++;
+    page.on("worker", count);
+    const relax = async () => {
+      await openXyz();
+      await page.fill("#opt-fmax", "0.0001");
+      await page.click("#opt-run");
+      await waitForResult(page);
+      expect(await panel(page, "result")).toBe("converged");
+      expect(Math.abs(Number(await panel(page, "energy")) - oracle.minimum * KCAL_PER_MOL_IN_EV)).toBeLessThan(1e-5);
+    };
+    // The previous test's run ended with an error, so its Worker was terminated: a fresh one.
+    await relax();
+    expect(started).toBe(1);
+    // The finished run's Worker takes the next run.
+    await relax();
+    expect(started).toBe(1);
+    page.off("worker", count);
   });
 });

@@ -162,6 +162,8 @@ export const mountOptimizePanel = (el: HTMLElement, studio: Studio): void => {
     const fmaxes: number[] = [];
     const threshold = Number(fmax.value);
     let recorded = false;
+    /** When the browser's UFF Worker was started (performance.now()); null for a service run. */
+    let workerStartedAt: number | null = null;
     const history: Structure[] = [];
     const show = (dict: unknown) => {
       // The first structure shown records the pre-run one for undo; later ones only redraw.
@@ -222,6 +224,11 @@ export const mountOptimizePanel = (el: HTMLElement, studio: Studio): void => {
         el.dataset.steps = String(energies.length);
         say(`step ${s.step}: E = ${s.energy.toFixed(5)} eV, fmax = ${s.fmax.toExponential(2)} eV/Å`);
       } else if (m.type === "result" || m.type === "cancelled") {
+        // The minimisation's wall time as the page sees it: from the request (a fresh Web Worker's
+        // start, or the kept one's) to the result message here, before the final redraw
+        // (bench/uff.ts reports it apart from the redraw).
+        if (m.type === "result" && workerStartedAt !== null)
+          el.dataset.workerSeconds = String((performance.now() - workerStartedAt) / 1000);
         flush();
         // Force arrows on before the final redraw, so it draws them (one redraw, not two).
         if (m.type === "result") studio.viewer.options = { ...studio.viewer.options, showForces: true };
@@ -251,11 +258,13 @@ export const mountOptimizePanel = (el: HTMLElement, studio: Studio): void => {
     };
     el.dataset.result = "";
     el.dataset.energy = "";
+    el.dataset.workerSeconds = "";
     const frozen = freeze.checked ? studio.api.getSelection().selected_indices : [];
     if (browserSide.has(calc.value)) {
       // UFF: computed here, in a Web Worker, with the same messages as the service's WebSocket.
       setRunning(true);
       say("Starting UFF in the browser…");
+      workerStartedAt = performance.now();
       const runHere = runUffInWorker(
         { structure: start, fmax: threshold, max_steps: Number(steps.value), frozen_atoms: frozen, optimize_cell: cell.checked },
         handle,

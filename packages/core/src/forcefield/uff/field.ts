@@ -95,9 +95,12 @@ export class UffField {
   // inversions: i, j(centre), k, l | K, C0, C1, C2
   private readonly iI: Int32Array;
   private readonly iP: Float64Array;
-  // vdW: i, j | xij, Dij, thresh
-  private readonly vI: Int32Array;
-  private readonly vP: Float64Array;
+  // vdW, one array per column (these pairs are most of the terms): 3i, 3j | xij², Dij, (threshold·xij)²
+  private readonly vI3: Int32Array;
+  private readonly vJ3: Int32Array;
+  private readonly vX2: Float64Array;
+  private readonly vD: Float64Array;
+  private readonly vCut2: Float64Array;
   // electrostatics: i, j | qiqj*k/eps
   private readonly eI: Int32Array;
   private readonly eP: Float64Array;
@@ -329,8 +332,11 @@ export class UffField {
       for (let x = 0; x < nb.length; x++)
         for (let y = x + 1; y < nb.length; y++) close.add(key(nb[x] as number, nb[y] as number));
     }
-    const vI: number[] = [];
-    const vP: number[] = [];
+    const vI3: number[] = [];
+    const vJ3: number[] = [];
+    const vX2: number[] = [];
+    const vD: number[] = [];
+    const vCut2: number[] = [];
     const eI: number[] = [];
     const eP: number[] = [];
     const q = options.charges;
@@ -346,8 +352,11 @@ export class UffField {
         const dy = (positions[3 * i + 1] as number) - (positions[3 * j + 1] as number);
         const dz = (positions[3 * i + 2] as number) - (positions[3 * j + 2] as number);
         if (Math.sqrt(dx * dx + dy * dy + dz * dz) < thresh * xij) {
-          vI.push(i, j);
-          vP.push(xij, Math.sqrt(pi.D1 * pj.D1), thresh * xij);
+          vI3.push(3 * i);
+          vJ3.push(3 * j);
+          vX2.push(xij * xij);
+          vD.push(Math.sqrt(pi.D1 * pj.D1));
+          vCut2.push((thresh * xij) ** 2);
         }
         if (q) {
           const qq = (q[i] ?? 0) * (q[j] ?? 0);
@@ -366,8 +375,11 @@ export class UffField {
     this.tP = Float64Array.from(tP);
     this.iI = Int32Array.from(iI);
     this.iP = Float64Array.from(iP);
-    this.vI = Int32Array.from(vI);
-    this.vP = Float64Array.from(vP);
+    this.vI3 = Int32Array.from(vI3);
+    this.vJ3 = Int32Array.from(vJ3);
+    this.vX2 = Float64Array.from(vX2);
+    this.vD = Float64Array.from(vD);
+    this.vCut2 = Float64Array.from(vCut2);
     this.eI = Int32Array.from(eI);
     this.eP = Float64Array.from(eP);
   }
@@ -378,7 +390,7 @@ export class UffField {
       angle: this.aI.length / 4,
       torsion: this.tI.length / 5,
       inversion: this.iI.length / 4,
-      vdw: this.vI.length / 2,
+      vdw: this.vI3.length,
       electrostatic: this.eI.length / 2,
     };
   }
@@ -386,8 +398,16 @@ export class UffField {
   /** Total energy (kcal/mol); with `grad`, also adds the gradient (kcal/mol/Å) into it. */
   energy(x: ArrayLike<number>, grad?: Float64Array): number {
     if (grad) grad.fill(0);
-    const e = this.termEnergies(x, grad);
-    return e.bond + e.angle + e.torsion + e.inversion + e.vdw + e.electrostatic;
+    // Term by term rather than through termEnergies: no object per call (the minimiser calls this
+    // about twice per step).
+    return (
+      this.bondTerms(x, grad) +
+      this.angleTerms(x, grad) +
+      this.torsionTerms(x, grad) +
+      this.inversionTerms(x, grad) +
+      this.vdwTerms(x, grad) +
+      this.electrostaticTerms(x, grad)
+    );
   }
 
   /** Energy per kind of term (kcal/mol); with `grad`, accumulates the gradient (not zeroed here). */
@@ -480,18 +500,23 @@ export class UffField {
         if (corrected) dE += -20 * Math.exp(-20 * (Math.acos(c) - theta0 + 0.25));
         // dE/dx = dE/dθ · dθ/dcos · dcos/dx, with dθ/dcos = -1/sinθ.
         const f = dE / -s;
-        const ux = ax / d1;
-        const uy = ay / d1;
-        const uz = az / d1;
-        const vx = bx / d2;
-        const vy = by / d2;
-        const vz = bz / d2;
-        const g1x = (f * (vx - c * ux)) / d1;
-        const g1y = (f * (vy - c * uy)) / d1;
-        const g1z = (f * (vz - c * uz)) / d1;
-        const g3x = (f * (ux - c * vx)) / d2;
-        const g3y = (f * (uy - c * vy)) / d2;
-        const g3z = (f * (uz - c * vz)) / d2;
+        // Multiplying by the reciprocals of the lengths: three divisions, not twelve.
+        const inverse1 = 1 / d1;
+        const inverse2 = 1 / d2;
+        const ux = ax * inverse1;
+        const uy = ay * inverse1;
+        const uz = az * inverse1;
+        const vx = bx * inverse2;
+        const vy = by * inverse2;
+        const vz = bz * inverse2;
+        const f1 = f * inverse1;
+        const f3 = f * inverse2;
+        const g1x = f1 * (vx - c * ux);
+        const g1y = f1 * (vy - c * uy);
+        const g1z = f1 * (vz - c * uz);
+        const g3x = f3 * (ux - c * vx);
+        const g3y = f3 * (uy - c * vy);
+        const g3z = f3 * (uz - c * vz);
         accumulate(g, i, g1x, g1y, g1z);
         accumulate(g, k, g3x, g3y, g3z);
         accumulate(g, j, -g1x - g3x, -g1y - g3y, -g1z - g3z);
@@ -551,12 +576,18 @@ export class UffField {
         else dCosN = 192 * c ** 5 - 192 * c ** 3 + 36 * c;
         const f = (V / 2) * -cosTerm * dCosN;
         // dcos/dn1 = (n2/|n2| - c n1/|n1|)/|n1|, dcos/dn2 likewise; chain through n = a × b.
-        const p1x = (n2x / d2 - (c * n1x) / d1) / d1;
-        const p1y = (n2y / d2 - (c * n1y) / d1) / d1;
-        const p1z = (n2z / d2 - (c * n1z) / d1) / d1;
-        const p2x = (n1x / d1 - (c * n2x) / d2) / d2;
-        const p2y = (n1y / d1 - (c * n2y) / d2) / d2;
-        const p2z = (n1z / d1 - (c * n2z) / d2) / d2;
+        // (Two divisions, not twelve: multiplying by the reciprocals.)
+        const inverse1 = 1 / d1;
+        const inverse2 = 1 / d2;
+        const u1 = c * inverse1;
+        const u2 = c * inverse2;
+        const w = inverse1 * inverse2;
+        const p1x = n2x * w - n1x * u1 * inverse1;
+        const p1y = n2y * w - n1y * u1 * inverse1;
+        const p1z = n2z * w - n1z * u1 * inverse1;
+        const p2x = n1x * w - n2x * u2 * inverse2;
+        const p2y = n1y * w - n2y * u2 * inverse2;
+        const p2z = n1z * w - n2z * u2 * inverse2;
         // n1 = b1 × b2: dn1·p = p·(db1 × b2) + p·(b1 × db2) = db1·(b2 × p) + db2·(p × b1).
         const gb1x = b2y * p1z - b2z * p1y;
         const gb1y = b2z * p1x - b2x * p1z;
@@ -665,28 +696,43 @@ export class UffField {
     return e;
   }
 
+  /**
+   * Lennard-Jones 12-6, D((x/r)¹² − 2(x/r)⁶), written in r² so that a pair costs one division and
+   * no square root (these pairs are most of the field's terms).
+   */
   private vdwTerms(x: ArrayLike<number>, g?: Float64Array): number {
     let e = 0;
-    const I = this.vI;
-    const P = this.vP;
-    for (let t = 0, m = I.length / 2; t < m; t++) {
-      const i = 3 * (I[2 * t] as number);
-      const j = 3 * (I[2 * t + 1] as number);
+    const I3 = this.vI3;
+    const J3 = this.vJ3;
+    const X2 = this.vX2;
+    const DD = this.vD;
+    const CUT2 = this.vCut2;
+    for (let t = 0, m = I3.length; t < m; t++) {
+      const i = I3[t] as number;
+      const j = J3[t] as number;
       const dx = (x[i] as number) - (x[j] as number);
       const dy = (x[i + 1] as number) - (x[j + 1] as number);
       const dz = (x[i + 2] as number) - (x[j + 2] as number);
-      const r = Math.sqrt(dx * dx + dy * dy + dz * dz);
-      const xij = P[3 * t] as number;
-      const D = P[3 * t + 1] as number;
-      if (r > (P[3 * t + 2] as number) || r <= 0) continue;
-      const q = xij / r;
-      const q2 = q * q;
+      const r2 = dx * dx + dy * dy + dz * dz;
+      if (r2 > (CUT2[t] as number) || r2 <= 0) continue;
+      const D = DD[t] as number;
+      const inverseR2 = 1 / r2;
+      const q2 = (X2[t] as number) * inverseR2;
       const q6 = q2 * q2 * q2;
-      e += D * (q6 * q6 - 2 * q6);
+      e += D * q6 * (q6 - 2);
       if (g) {
-        const f = (((12 * D) / xij) * (q6 * q - q6 * q6 * q)) / r;
-        accumulate(g, i, f * dx, f * dy, f * dz);
-        accumulate(g, j, -f * dx, -f * dy, -f * dz);
+        // dE/dr / r = 12 D (q⁶ − q¹²) / r². Written out rather than through accumulate(): Chromium
+        // does not always inline it, and this loop runs thousands of times per evaluation.
+        const f = 12 * D * q6 * (1 - q6) * inverseR2;
+        const fx = f * dx;
+        const fy = f * dy;
+        const fz = f * dz;
+        g[i] = (g[i] as number) + fx;
+        g[i + 1] = (g[i + 1] as number) + fy;
+        g[i + 2] = (g[i + 2] as number) + fz;
+        g[j] = (g[j] as number) - fx;
+        g[j + 1] = (g[j + 1] as number) - fy;
+        g[j + 2] = (g[j + 2] as number) - fz;
       }
     }
     return e;

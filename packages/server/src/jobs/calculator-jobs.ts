@@ -287,7 +287,7 @@ export const jobStatus = async (ctx: ServiceContext, id: string) => {
   const m = JOB_ID.exec(id);
   // calculator jobs `j-<calculator>-<hex>`, analysis jobs `a-<service>-<hex>` (jobs/analysis-jobs.ts)
   const queue = m ? calcQueue(m[1] as string) : analysisQueueOf(id);
-  const job = queue ? await queues.getJob(queue, id) : undefined;
+  let job = queue ? await queues.getJob(queue, id) : undefined;
   if (!job)
     throw serviceError(
       "JOB_NOT_FOUND",
@@ -295,6 +295,9 @@ export const jobStatus = async (ctx: ServiceContext, id: string) => {
       { id },
     );
   const state = await job.getState();
+  // the job was read before its state: one that finished in between is read again, so a
+  // completed job never shows a result (or a failed one an error) it did not have yet
+  if (queue && (state === "completed" || state === "failed")) job = (await queues.getJob(queue, id)) ?? job;
   const iso = (ms: number | undefined) => (ms ? new Date(ms).toISOString() : null);
   const failure = state === "failed" ? parseFailureDetail(job.failedReason) : undefined;
   return {

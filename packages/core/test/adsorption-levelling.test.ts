@@ -128,6 +128,18 @@ describe("two binding atoms: turned about the axis perpendicular to the normal a
     rigid(atomsOf(m, 0), placed);
   });
 
+  it("N2O through both N (linear: the centre of mass on the N–N line, which step 1 stands on end) lies flat", () => {
+    const placed = place(
+      molecule([
+        ["N", 0, 0, 0],
+        ["N", 1.13, 0, 0],
+        ["O", 2.32, 0, 0],
+      ]),
+      [0, 1],
+    );
+    for (const p of placed) expect(Math.abs(p[2] - SITE[2])).toBeLessThan(1e-9);
+  });
+
   it("the asymmetric row exercises the levelling: its centre of mass ends off the vertical through the binding centroid", () => {
     const com = mean(place(molecule(CHLOROETHYL), [0, 1]), massesOf(molecule(CHLOROETHYL)));
     expect(Math.hypot(com[0] - SITE[0], com[1] - SITE[1])).toBeGreaterThan(0.1);

@@ -7,7 +7,10 @@
  * molecule's z turns along the normal and its x along the slab's a (made perpendicular to the
  * normal), which for a slab's top normal is pymatgen's `get_rot(slab).inverse`. `autoRotate` first
  * turns the molecule so its centre of mass lies straight above the binding centroid, whatever
- * orientation it came in.
+ * orientation it came in; then, with two binding atoms, turns it about the horizontal axis through
+ * the binding centroid across their line until both are at one height, and with three or more,
+ * turns the normal of their best-fit plane onto the surface normal (`levelBindingAtoms`; of the two
+ * solutions of each, the one with the centre of mass higher).
  *
  * Multidentate alignment (`neighbors`): with at least two binding atoms, at least two neighbour
  * positions and `autoRotate`, the oriented molecule is then turned about the normal (through the
@@ -277,8 +280,9 @@ const levelBindingAtoms = (local: Vec3[], binding: readonly number[], masses: re
     if (length < 1e-9) return local;
     let h: Vec3 = [d[0], d[1], 0];
     if (norm(h) < 1e-9 * length) {
-      // the line stands along the normal: tip it toward the side away from the molecule's centroid
-      // (uprightOf picks which way), or along x when the centroid is on the normal too
+      // the line stands along the normal (the centre of mass is on it): tip it over across the plain
+      // centroid's horizontal offset, so one of the two ways lifts that centroid (uprightOf takes
+      // it), or along x when the centroid is on the normal too
       h = [centroid[0], centroid[1], 0];
       if (norm(h) < 1e-9) h = [1, 0, 0];
     }

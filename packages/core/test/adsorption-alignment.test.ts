@@ -46,6 +46,16 @@ const TRIPOD = molecule([
   }),
   ["C", 0, 0, 0.8],
 ]);
+// CH2–CHCl through both C: its centre of mass is off the C–C bisector, so only the orientation's
+// levelling step (adsorption-levelling.test.ts) brings both C to one height before the alignment
+const CHLOROETHYL = molecule([
+  ["C", -0.77, 0, 0],
+  ["C", 0.77, 0, 0],
+  ["H", -1.2, 0.9, 0.5],
+  ["H", -1.2, -0.9, 0.5],
+  ["H", 1.2, -0.9, 0.6],
+  ["Cl", 1.4, 0.5, 1.6],
+]);
 
 const atomsOf = (s: Structure, from: number): Vec3[] =>
   Array.from({ length: s.length - from }, (_, k) => [0, 1, 2].map((d) => s.cart[3 * (from + k) + d] as number) as Vec3);
@@ -73,6 +83,8 @@ describe("multidentate alignment: the binding atoms turn onto their neighbour po
     // in-plane distance per binding atom at the optimum: (2.77 − 2.2)/2 and (2.77 − 2.5)/√3
     ["formate (bidentate) over a bridge, 2 neighbours", FORMATE, [0, 1], bridge, 2 * 0.285],
     ["C(O)3 tripod (tridentate) over a hollow, 3 neighbours", TRIPOD, [0, 1, 2], hollow, (3 * 0.27) / Math.sqrt(3)],
+    // (2.77 − 1.54)/2 per C
+    ["chloroethyl (asymmetric bidentate) over a bridge, 2 neighbours", CHLOROETHYL, [0, 1], bridge, A - 1.54],
   ];
   it.each(rows)("%s", (_what, mol, binding, neighbors, optimum) => {
     const site: Vec3 = [...centroid(neighbors).slice(0, 2), SURFACE_Z + HEIGHT] as Vec3;
@@ -87,7 +99,7 @@ describe("multidentate alignment: the binding atoms turn onto their neighbour po
     expect(r.alignment!.inPlaneDistance).toBeLessThan(optimum + 0.02);
     // each binding atom sits nearest its own neighbour: all different
     expect(new Set(r.alignment!.nearest).size).toBe(binding.length);
-    // the binding centroid stays on the site, and the binding atoms are level (symmetric molecules)
+    // the binding centroid stays on the site, and the binding atoms are level (the orientation levels them)
     expect(
       centroid(b)
         .map((x, k) => x - site[k]!)

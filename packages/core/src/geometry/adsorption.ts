@@ -7,7 +7,10 @@
  * molecule's z turns along the normal and its x along the slab's a (made perpendicular to the
  * normal), which for a slab's top normal is pymatgen's `get_rot(slab).inverse`. `autoRotate` first
  * turns the molecule so its centre of mass lies straight above the binding centroid, whatever
- * orientation it came in.
+ * orientation it came in; then, with two binding atoms, turns it about the horizontal axis through
+ * the binding centroid across their line until both are at one height, and with three or more,
+ * turns the normal of their best-fit plane onto the surface normal (`levelBindingAtoms`; of the two
+ * solutions of each, the one with the centre of mass higher).
  *
  * Multidentate alignment (`neighbors`): with at least two binding atoms, at least two neighbour
  * positions and `autoRotate`, the oriented molecule is then turned about the normal (through the
@@ -176,6 +179,139 @@ const bestTurn = (points: readonly XY[], targets: readonly Target[]) => {
   return { ...best, radians: (best.degrees * Math.PI) / 180 };
 };
 
+/** Every vector turned by the row-major 3×3 R. */
+const turnAll = (R: readonly number[], vs: readonly Vec3[]): Vec3[] =>
+  vs.map((v) => [0, 1, 2].map((i) => R[3 * i]! * v[0] + R[3 * i + 1]! * v[1] + R[3 * i + 2]! * v[2]) as Vec3);
+
+/** The right-handed rotation by `angle` radians about the unit axis u (Rodrigues), row-major 3×3. */
+const rotationAbout = (u: Vec3, angle: number): number[] => {
+  const c = Math.cos(angle);
+  const s = Math.sin(angle);
+  const k = [0, -u[2], u[1], u[2], 0, -u[0], -u[1], u[0], 0];
+  return [0, 1, 2].flatMap((i) => [0, 1, 2].map((j) => (i === j ? c : 0) + s * k[3 * i + j]! + (1 - c) * u[i]! * u[j]!));
+};
+
+/**
+ * Eigenvalues (ascending) and unit eigenvectors of a symmetric 3×3 (row-major), by cyclic Jacobi
+ * rotations: exact to rounding, which a best-fit plane levelled to 1e-9 Å needs.
+ */
+const symmetricEigen3 = (m: readonly number[]): Array<{ value: number; vector: Vec3 }> => {
+  const a = [...m];
+  const v = [1, 0, 0, 0, 1, 0, 0, 0, 1];
+  const scale = a.reduce((s, x) => s + x * x, 0);
+  for (let sweep = 0; sweep < 50; sweep++) {
+    const off = a[1]! ** 2 + a[2]! ** 2 + a[5]! ** 2;
+    if (off <= 1e-40 * scale) break;
+    for (const [p, q] of [
+      [0, 1],
+      [0, 2],
+      [1, 2],
+    ] as const) {
+      const apq = a[3 * p + q]!;
+      if (apq === 0) continue;
+      const theta = (a[3 * q + q]! - a[3 * p + p]!) / (2 * apq);
+      const t = (theta >= 0 ? 1 : -1) / (Math.abs(theta) + Math.sqrt(theta * theta + 1));
+      const c = 1 / Math.sqrt(t * t + 1);
+      const s = t * c;
+      // A ← Pᵀ A P and V ← V P, P the plane rotation that zeroes a[p][q]
+      for (let k = 0; k < 3; k++) {
+        const kp = a[3 * k + p]!;
+        const kq = a[3 * k + q]!;
+        a[3 * k + p] = c * kp - s * kq;
+        a[3 * k + q] = s * kp + c * kq;
+      }
+      for (let k = 0; k < 3; k++) {
+        const pk = a[3 * p + k]!;
+        const qk = a[3 * q + k]!;
+        a[3 * p + k] = c * pk - s * qk;
+        a[3 * q + k] = s * pk + c * qk;
+      }
+      for (let k = 0; k < 3; k++) {
+        const kp = v[3 * k + p]!;
+        const kq = v[3 * k + q]!;
+        v[3 * k + p] = c * kp - s * kq;
+        v[3 * k + q] = s * kp + c * kq;
+      }
+    }
+  }
+  return [0, 1, 2]
+    .map((j) => ({ value: a[4 * j]!, vector: [v[j]!, v[3 + j]!, v[6 + j]!] as Vec3 }))
+    .sort((x, y) => x.value - y.value);
+};
+
+/** Heights (along the normal, the local z) within this many Å count as equal when choosing an orientation. */
+const HEIGHT_TIE = 1e-9;
+
+/**
+ * Of rotations that each level the binding atoms, the one that keeps the molecule standing on
+ * them: the centre of mass highest, then the unweighted centroid highest, then the smallest turn
+ * (largest trace), so the choice is deterministic.
+ */
+const uprightOf = (candidates: readonly number[][], com: Vec3, centroid: Vec3): number[] => {
+  const height = (R: readonly number[], p: Vec3) => R[6]! * p[0] + R[7]! * p[1] + R[8]! * p[2];
+  const trace = (R: readonly number[]) => R[0]! + R[4]! + R[8]!;
+  return candidates.reduce((best, R) => {
+    const dc = height(R, com) - height(best, com);
+    if (Math.abs(dc) > HEIGHT_TIE) return dc > 0 ? R : best;
+    const du = height(R, centroid) - height(best, centroid);
+    if (Math.abs(du) > HEIGHT_TIE) return du > 0 ? R : best;
+    return trace(R) > trace(best) + 1e-12 ? R : best;
+  });
+};
+
+/**
+ * The second step of the orientation (after the centre of mass is turned above the binding
+ * centroid, which is the origin of `local` and the local z the normal): with two distinct binding
+ * atoms, turn about the axis through the origin perpendicular to the normal and to the line
+ * joining them until both are at the same height; with three or more, turn so the normal of their
+ * best-fit plane (least-squares, the smallest principal axis of their scatter) lies along the
+ * normal. Each has two solutions (a half turn apart, which mirrors every height); the one that
+ * keeps the molecule above its binding atoms is taken (`uprightOf`). Collinear binding atoms (three
+ * or more on one line) have no plane, so their line is levelled as for two. The origin is on every
+ * axis, so the binding centroid does not move.
+ */
+const levelBindingAtoms = (local: Vec3[], binding: readonly number[], masses: readonly number[]): Vec3[] => {
+  if (binding.length < 2) return local;
+  const total = masses.reduce((a, b) => a + b, 0);
+  const com = [0, 1, 2].map((k) => local.reduce((s, v, i) => s + masses[i]! * v[k]!, 0) / total) as Vec3;
+  const centroid = [0, 1, 2].map((k) => local.reduce((s, v) => s + v[k]!, 0) / local.length) as Vec3;
+  const levelLine = (d: Vec3): Vec3[] => {
+    const length = norm(d);
+    if (length < 1e-9) return local;
+    let h: Vec3 = [d[0], d[1], 0];
+    if (norm(h) < 1e-9 * length) {
+      // the line stands along the normal (the centre of mass is on it): tip it over across the plain
+      // centroid's horizontal offset, so one of the two ways lifts that centroid (uprightOf takes
+      // it), or along x when the centroid is on the normal too
+      h = [centroid[0], centroid[1], 0];
+      if (norm(h) < 1e-9) h = [1, 0, 0];
+    }
+    const hn = norm(h);
+    const hUnit = h.map((x) => x / hn) as Vec3;
+    const axis = cross([0, 0, 1], hUnit);
+    // turning by θ about z × ĥ takes d's height to d_z·cosθ − (d·ĥ)·sinθ: zero at its elevation φ and φ + π
+    const elevation = Math.atan2(d[2], dot(d, hUnit));
+    const R = uprightOf([rotationAbout(axis, elevation), rotationAbout(axis, elevation + Math.PI)], com, centroid);
+    return turnAll(R, local);
+  };
+  const points = binding.map((i) => local[i] as Vec3);
+  if (points.length === 2) return levelLine(sub(points[1] as Vec3, points[0] as Vec3));
+  const mean = [0, 1, 2].map((k) => points.reduce((s, p) => s + p[k]!, 0) / points.length) as Vec3;
+  const scatter = [0, 1, 2].flatMap((i) =>
+    [0, 1, 2].map((j) => points.reduce((s, p) => s + (p[i]! - mean[i]!) * (p[j]! - mean[j]!), 0)),
+  );
+  const [least, middle, most] = symmetricEigen3(scatter) as [
+    { value: number; vector: Vec3 },
+    { value: number; vector: Vec3 },
+    { value: number; vector: Vec3 },
+  ];
+  if (most.value < 1e-18) return local; // all binding atoms in one point: nothing to level
+  if (middle.value < 1e-10 * most.value) return levelLine(most.vector);
+  const p = least.vector;
+  const minus = p.map((x) => -x) as Vec3;
+  return turnAll(uprightOf([rotationTo(p, [0, 0, 1]), rotationTo(minus, [0, 0, 1])], com, centroid), local);
+};
+
 const majorityMass = (s: Structure, i: number): number => {
   let best = s.species[i]?.[0];
   for (const e of s.species[i] ?? []) if (best && e.occu > best.occu) best = e;
@@ -281,15 +417,8 @@ export const placeAdsorbate = (slab: Structure, molecule: Structure, o: PlaceOpt
     const total = masses.reduce((a, b) => a + b, 0);
     const com = [0, 1, 2].map((k) => local.reduce((s, v, i) => s + (masses[i] as number) * (v[k] as number), 0) / total) as Vec3;
     const r = norm(com);
-    if (r > 1e-6) {
-      const R = rotationTo(com.map((x) => x / r) as Vec3, [0, 0, 1]);
-      local = local.map(
-        (v) =>
-          [0, 1, 2].map(
-            (i) => (R[3 * i] as number) * v[0] + (R[3 * i + 1] as number) * v[1] + (R[3 * i + 2] as number) * v[2],
-          ) as Vec3,
-      );
-    }
+    if (r > 1e-6) local = turnAll(rotationTo(com.map((x) => x / r) as Vec3, [0, 0, 1]), local);
+    local = levelBindingAtoms(local, [...new Set(o.binding)], masses);
   }
   // the frame: x along a made perpendicular to the normal, y = n × x, z = n
   const a: Vec3 = slab.lattice ? [...slab.lattice.matrix[0]] : [1, 0, 0];

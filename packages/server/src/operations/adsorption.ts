@@ -188,7 +188,9 @@ const Placement = {
   auto_rotate: z
     .boolean()
     .default(true)
-    .describe("turn the molecule so its centre of mass lies straight above the binding atoms (they face the surface)"),
+    .describe(
+      "turn the molecule so its centre of mass lies straight above the binding atoms (they face the surface); then two binding atoms are levelled to one height and three or more have their best-fit plane turned parallel to the surface",
+    ),
   clearance: z.number().finite().default(1.5).describe("Å; least adsorbate–slab distance, periodic images included; 0 to 5"),
   on_overlap: z
     .enum(["lift", "error"])
@@ -267,7 +269,7 @@ export const adsorptionPlaceOp = defineOperation({
   tag,
   summary: "Place an adsorbate at a site, binding atoms down, with a periodic overlap check",
   description:
-    "pymatgen's add_adsorbate for any outward normal: the binding atoms' centroid goes to site_position + height_offset·normal, the molecule's own z along the normal and x along the slab's a (auto_rotate first turns the molecule so its centre of mass lies above the binding atoms; with two or more binding atoms and two or more neighbor_positions it then turns about the normal, every 5° then ±18° in 1° steps around the best, to the angle minimising the summed in-plane distance from each binding atom to its nearest neighbour position). The least adsorbate–slab distance, periodic images included, must reach clearance: on_overlap lift moves it along the normal (the response says by how much), error answers 400.",
+    "pymatgen's add_adsorbate for any outward normal: the binding atoms' centroid goes to site_position + height_offset·normal, the molecule's own z along the normal and x along the slab's a (auto_rotate first turns the molecule so its centre of mass lies above the binding atoms, then levels two binding atoms to one height or turns the best-fit plane of three or more parallel to the surface; with two or more binding atoms and two or more neighbor_positions it then turns about the normal, every 5° then ±18° in 1° steps around the best, to the angle minimising the summed in-plane distance from each binding atom to its nearest neighbour position). The least adsorbate–slab distance, periodic images included, must reach clearance: on_overlap lift moves it along the normal (the response says by how much), error answers 400.",
   input: z.strictObject({
     slab: StructureJSON.optional().describe("the surface (or send it as structure)"),
     structure: StructureJSON.optional().describe("the surface, when not sent as slab"),

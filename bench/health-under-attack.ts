@@ -10,7 +10,7 @@
  */
 import { parseArgs } from "node:util";
 import { fromDict, supercell, toDict } from "../packages/core/src/index.ts";
-import { cifBomb, startServeProcess } from "../packages/testkit/src/index.ts";
+import { cifBomb, fccCell, startServeProcess } from "../packages/testkit/src/index.ts";
 
 const { values } = parseArgs({
   options: { seconds: { type: "string", default: "20" }, concurrency: { type: "string", default: "6" } },
@@ -18,21 +18,7 @@ const { values } = parseArgs({
 const SECONDS = Number(values.seconds);
 const CONCURRENCY = Number(values.concurrency);
 
-const cu = fromDict({
-  lattice: {
-    matrix: [
-      [3.61, 0, 0],
-      [0, 3.61, 0],
-      [0, 0, 3.61],
-    ],
-  },
-  sites: [
-    [0, 0, 0],
-    [0.5, 0.5, 0],
-    [0.5, 0, 0.5],
-    [0, 0.5, 0.5],
-  ].map((abc) => ({ species: "Cu", abc })),
-});
+const cu = fromDict(fccCell());
 
 const nearPeriodic = () => {
   const big = supercell(supercell(cu, [8, 8, 8]), [2, 1, 1]);

@@ -1,4 +1,5 @@
 /** Test helpers: a service instance on loopback and sample structures. */
+import { fccCell } from "atomstudio-testkit";
 import type { FastifyInstance } from "fastify";
 import { loadConfig, type ServiceConfig } from "../src/config.ts";
 import { buildApp } from "../src/http/app.ts";
@@ -14,26 +15,7 @@ export const makeApp = async (over: Partial<ServiceConfig> = {}, plugins: Plugin
   return app;
 };
 
-export const cuCell = {
-  "@module": "pymatgen.core.structure",
-  "@class": "Structure",
-  charge: 0,
-  lattice: {
-    matrix: [
-      [3.61, 0, 0],
-      [0, 3.61, 0],
-      [0, 0, 3.61],
-    ],
-    pbc: [true, true, true],
-  },
-  properties: {},
-  sites: [
-    [0, 0, 0],
-    [0.5, 0.5, 0],
-    [0.5, 0, 0.5],
-    [0, 0.5, 0.5],
-  ].map((abc) => ({ species: [{ element: "Cu", occu: 1 }], abc, label: "Cu", properties: {} })),
-};
+export const cuCell = fccCell();
 
 export const water = {
   "@module": "pymatgen.core.structure",

@@ -6,26 +6,12 @@
  * results browsed one by one, undone in one step, exported.
  */
 import { readFileSync } from "node:fs";
-import { testdataPath } from "atomstudio-testkit";
+import { fccCell, testdataPath } from "atomstudio-testkit";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hasChromium, openStudioSession, type StudioSession } from "./support.ts";
 
-const cu = {
-  lattice: {
-    matrix: [
-      [3.61, 0, 0],
-      [0, 3.61, 0],
-      [0, 0, 3.61],
-    ],
-  },
-  sites: [
-    [0, 0, 0],
-    [0.5, 0.5, 0],
-    [0.5, 0, 0.5],
-    [0, 0.5, 0.5],
-  ].map((abc) => ({ species: [{ element: "Cu", occu: 1 }], abc })),
-};
+const cu = fccCell();
 
 const lifepo4 = readFileSync(testdataPath("structures/POSCAR_LiFePO4"), "utf8");
 

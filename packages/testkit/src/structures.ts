@@ -9,6 +9,23 @@ const FCC_BASIS = [
   [0, 0.5, 0.5],
 ] as const;
 
+/** The conventional fcc cell (4 atoms, cubic, edge `a`) as pymatgen writes a Structure. */
+export const fccCell = ({ element = "Cu", a = 3.61 } = {}) => ({
+  "@module": "pymatgen.core.structure",
+  "@class": "Structure",
+  charge: 0,
+  lattice: {
+    matrix: [
+      [a, 0, 0],
+      [0, a, 0],
+      [0, 0, a],
+    ],
+    pbc: [true, true, true],
+  },
+  properties: {},
+  sites: FCC_BASIS.map((abc) => ({ species: [{ element, occu: 1 }], abc: [...abc], label: element, properties: {} })),
+});
+
 /**
  * A cluster cut from an fcc crystal (reps^3 conventional cells, 4 reps^3 atoms), every atom
  * nudged deterministically by up to `jitter` Angstrom, so a relaxation has work to do.

@@ -13,8 +13,9 @@ import { buildApp } from "../src/http/app.ts";
 import { calcQueue } from "../src/jobs/queue.ts";
 import { WorkerPool } from "../src/optimize/pool.ts";
 import { calculatorPool, workerEnvironment } from "../src/optimize/service.ts";
-import { JsonText, WorkerProcess, workerPython } from "../src/optimize/worker.ts";
+import { WorkerProcess, workerPython } from "../src/optimize/worker.ts";
 import { optimizeWsPlugin } from "../src/optimize/ws.ts";
+import { JsonText } from "../src/registry/json-text.ts";
 import { workflowPlugin } from "../src/workflow/plugin.ts";
 import { testConfig } from "./helpers.ts";
 

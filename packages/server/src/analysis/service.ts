@@ -19,7 +19,8 @@ import { provide, type ServiceContext } from "../context.ts";
 import { type HeldFile, uploadStore } from "../http/uploads.ts";
 import { runAsAnalysisJob } from "../jobs/analysis-jobs.ts";
 import { WorkerPool } from "../optimize/pool.ts";
-import { type JsonText, WorkerProcess, workerPython } from "../optimize/worker.ts";
+import { WorkerProcess, workerPython } from "../optimize/worker.ts";
+import type { JsonText } from "../registry/json-text.ts";
 
 const WORKER_SRC = resolve(dirname(fileURLToPath(import.meta.url)), "../../../../worker/src");
 export const INSTALL_HINT = 'scripts/setup-python (or .venv/bin/pip install -e "worker[analysis]")';

@@ -22,7 +22,7 @@ import { randomBytes } from "node:crypto";
 import type { Job, Worker } from "bullmq";
 import type { ServiceContext } from "../context.ts";
 import { serviceError } from "../errors/codes.ts";
-import { JsonText } from "../optimize/worker.ts";
+import { JsonText } from "../registry/json-text.ts";
 import { jobFailure } from "../workflow/engine.ts";
 import type { JobQueues } from "./queue.ts";
 

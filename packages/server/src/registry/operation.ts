@@ -5,7 +5,7 @@
  */
 import type { z } from "zod";
 import type { ServiceContext } from "../context.ts";
-import type { JsonText } from "../optimize/worker.ts";
+import type { JsonText } from "./json-text.ts";
 
 export type HttpMethod = "GET" | "POST";
 
